@@ -1,0 +1,1 @@
+"""Internal helpers: input validation, progress bars, atomic files."""

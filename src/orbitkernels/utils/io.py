@@ -1,0 +1,54 @@
+"""Atomic writes and JSON that understands numpy scalars and arrays."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+class NumpyJSONEncoder(json.JSONEncoder):
+    def default(self, o):  # noqa: D401 - json API
+        if isinstance(o, np.integer):
+            return int(o)
+        if isinstance(o, np.floating):
+            return float(o)
+        if isinstance(o, np.bool_):
+            return bool(o)
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        if isinstance(o, Path):
+            return str(o)
+        return super().default(o)
+
+
+def atomic_write_bytes(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers never see a partial file.
+
+    The bytes go to a temporary file in the same folder, are flushed to disk,
+    then renamed over ``path`` (``os.replace`` is atomic on POSIX and Windows).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path, obj, *, indent=1) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, cls=NumpyJSONEncoder, indent=indent) + "\n").encode())
+
+
+def read_json(path):
+    with open(path, "rb") as f:
+        return json.loads(f.read().decode())

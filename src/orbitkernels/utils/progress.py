@@ -1,0 +1,24 @@
+"""Progress bars (tqdm) that the CLI can silence globally with ``--quiet``."""
+from __future__ import annotations
+
+import os
+import sys
+
+from tqdm.auto import tqdm
+
+_QUIET = os.environ.get("ORBITKERNELS_QUIET", "") not in ("", "0")
+
+
+def set_quiet(quiet: bool) -> None:
+    """Silence (or re-enable) every progress bar of the library."""
+    global _QUIET
+    _QUIET = bool(quiet)
+
+
+def is_quiet() -> bool:
+    return _QUIET
+
+
+def progress(iterable=None, *, total=None, desc=None, leave=False, **kw):
+    """A tqdm bar on stderr, disabled when quiet or when stderr is not a terminal-like stream."""
+    return tqdm(iterable, total=total, desc=desc, leave=leave, disable=_QUIET, file=sys.stderr, **kw)
