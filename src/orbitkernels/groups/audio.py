@@ -1,0 +1,170 @@
+"""Actions on waveforms: time warp (speaking rate) and pitch shift.
+
+Mroueh et al. 2015, §6 (TIDIGITS): templates "pitch shifted up and down by 400
+cents and warped to play at half and double speed". Both actions here are
+linear maps of the waveform, applied to a whole batch at once.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.signal
+
+from ..utils.validation import check_int
+from .base import Group
+from .distributions import Distribution
+
+__all__ = ["TimeWarp", "PitchShift"]
+
+
+def _check_dist(dist, name, kind):
+    if not isinstance(dist, Distribution):
+        raise TypeError(f"{name} must be a Distribution; got {dist!r}")
+    dist.check_kind(kind)
+    return dist
+
+
+def _interp_rows(X, pos):
+    """Linear interpolation of every row of X (n, L) at fractional positions ``pos`` (L',), zero outside."""
+    L = X.shape[1]
+    i0 = np.floor(pos).astype(np.int64)
+    f = (pos - i0).astype(X.dtype)
+    ok0 = (i0 >= 0) & (i0 < L)
+    ok1 = (i0 + 1 >= 0) & (i0 + 1 < L)
+    a = np.where(ok0, X[:, np.clip(i0, 0, L - 1)], 0)
+    b = np.where(ok1, X[:, np.clip(i0 + 1, 0, L - 1)], 0)
+    return (1 - f) * a + f * b
+
+
+class TimeWarp(Group):
+    """Play a waveform ``rate`` times faster: ``(g_a x)(t) = sqrt(a) · x(a t)``.
+
+    The ``sqrt(a)`` factor is the 1-D analogue of Lemma 2.1 (|J|^{-1/2}), so
+    energy is kept (up to what leaves the fixed-length frame). Time runs from the
+    start of the row, so a slowed-down word is cut at the end of the frame.
+
+    Parameters
+    ----------
+    n_samples : int
+        Length of the waveforms (rows).
+    rate : Distribution
+        Law of the factor a > 0, e.g. ``LogUniform(0.5, 2)`` (symmetric) or
+        ``Uniform(0.5, 2)`` (as stated by Mroueh et al., not symmetric).
+    """
+
+    def __init__(self, n_samples, rate):
+        self.n_samples = check_int(n_samples, "n_samples", min_value=2)
+        self.rate = _check_dist(rate, "rate", "multiplicative")
+
+    def _repr_args(self):
+        return f"n_samples={self.n_samples}, rate={self.rate!r}"
+
+    @property
+    def n_features(self):
+        return self.n_samples
+
+    def _sample(self, n, rng):
+        return np.asarray(self.rate.sample(n, rng), dtype=float)[:, None]
+
+    def _check_elements(self, E, name="elements"):
+        E = super()._check_elements(E, name)
+        if (E <= 0).any():
+            raise ValueError(f"{name}: rates must be positive")
+        return E
+
+    def identity(self):
+        return np.ones((1, 1))
+
+    def inverse(self, E):
+        return 1.0 / self._check_elements(E)
+
+    def _act(self, X, E):
+        t = np.arange(self.n_samples, dtype=float)
+        return np.stack([np.sqrt(a) * _interp_rows(X, a * t) for a in E[:, 0]])
+
+    is_unitary = True
+
+    @property
+    def is_symmetric(self):
+        return self.rate.is_symmetric("multiplicative")
+
+    def commutes_with(self, other):
+        return isinstance(other, TimeWarp)
+
+
+class PitchShift(Group):
+    """Shift the pitch of waveforms by ``cents`` without changing their duration.
+
+    Implementation: short-time Fourier transform (Hann window of ``n_fft``
+    samples, 75% overlap); bin k of the output takes bin round(k / 2^(cents/1200))
+    of the input, with the phase advance between frames corrected to that of
+    bin k; inverse STFT. The map is linear in the waveform, keeps the duration,
+    moves a tone's frequency by the factor to within one bin (sample_rate/n_fft),
+    and keeps energy to about 1% for ±400 cents. It is only approximately unitary
+    and only approximately a group action, so ``is_unitary`` is
+    False and orbit features apply it on the data side; GICDF applies it to its
+    templates by definition (Mroueh et al. 2015, §2).
+
+    Parameters
+    ----------
+    n_samples : int
+    cents : Distribution
+        Law of the shift in cents (additive), e.g. ``Uniform(-400, 400)``.
+    n_fft : int
+        STFT window length (frequency resolution sample_rate / n_fft).
+    """
+
+    def __init__(self, n_samples, cents, n_fft=512):
+        self.n_samples = check_int(n_samples, "n_samples", min_value=2)
+        self.cents = _check_dist(cents, "cents", "additive")
+        self.n_fft = check_int(n_fft, "n_fft", min_value=8)
+        if self.n_fft > self.n_samples:
+            raise ValueError(f"n_fft={self.n_fft} is longer than the waveforms ({self.n_samples} samples)")
+
+    def _repr_args(self):
+        return f"n_samples={self.n_samples}, cents={self.cents!r}, n_fft={self.n_fft}"
+
+    @property
+    def n_features(self):
+        return self.n_samples
+
+    def _sample(self, n, rng):
+        return np.asarray(self.cents.sample(n, rng), dtype=float)[:, None]
+
+    def identity(self):
+        return np.zeros((1, 1))
+
+    def inverse(self, E):
+        return -self._check_elements(E)
+
+    def _act(self, X, E):
+        N = self.n_fft
+        hop = N // 4
+        _, _, Z = scipy.signal.stft(X, nperseg=N, noverlap=N - hop, boundary="zeros", padded=True)
+        n_bins, n_frames = Z.shape[1], Z.shape[2]
+        k = np.arange(n_bins)
+        m = np.arange(n_frames)
+        out = []
+        for c in E[:, 0]:
+            src = np.rint(k / 2.0 ** (c / 1200.0)).astype(np.int64)
+            ok = src < n_bins
+            # A sinusoid on bin j advances its phase by 2π j hop / N per frame; moved to
+            # bin k it must advance by 2π k hop / N. The correction depends on (k, m)
+            # only, never on the data, so the map stays linear.
+            phase = np.exp(2j * np.pi * (k - src)[:, None] * hop * m[None, :] / N)
+            Zs = np.where(ok[:, None], Z[:, np.minimum(src, n_bins - 1), :], 0) * phase
+            _, y = scipy.signal.istft(Zs, nperseg=N, noverlap=N - hop, boundary=True)
+            y = y[:, : self.n_samples]
+            if y.shape[1] < self.n_samples:
+                y = np.pad(y, ((0, 0), (0, self.n_samples - y.shape[1])))
+            out.append(y)
+        return np.stack(out).astype(X.dtype, copy=False)
+
+    is_unitary = False
+
+    @property
+    def is_symmetric(self):
+        return self.cents.is_symmetric("additive")
+
+    def commutes_with(self, other):
+        return isinstance(other, PitchShift)
+

@@ -1,0 +1,100 @@
+"""Cyclic shifts of 1-D signals and 2-D images (finite, exact)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..utils.validation import check_int
+from .base import Group
+
+__all__ = ["CyclicShift"]
+
+
+class CyclicShift(Group):
+    """All cyclic shifts of rows viewed as arrays of ``shape`` (1-D ``(n,)`` or 2-D ``(h, w)``).
+
+    The group is Z_n (or Z_h × Z_w); element ``k`` maps ``x`` to ``roll(x, k)``, i.e.
+    ``(g_k x)[i] = x[i - k]``. The action permutes coordinates, so it is unitary
+    and the dot products with all shifts of a template are one circular
+    cross-correlation, which the FFT fast path uses.
+
+    Parameters
+    ----------
+    shape : int or tuple of one or two ints
+    weights : array of ``shape``, optional
+        A non-uniform q over the shifts (normalised to sum 1); uniform (Haar) by default.
+    """
+
+    is_finite = True
+
+    def __init__(self, shape, weights=None):
+        if np.isscalar(shape):
+            shape = (shape,)
+        shape = tuple(check_int(s, "shape", min_value=1) for s in shape)
+        if len(shape) not in (1, 2):
+            raise ValueError(f"CyclicShift shape must be 1-D or 2-D; got {shape}")
+        self.shape = shape
+        self.n_params = len(shape)
+        if weights is None:
+            self._w = None
+        else:
+            w = np.asarray(weights, dtype=float)
+            if w.shape != shape:
+                raise ValueError(f"weights must have shape {shape}; got {w.shape}")
+            if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+                raise ValueError("weights must be finite, non-negative and not all zero")
+            self._w = w / w.sum()
+
+    def _repr_args(self):
+        return f"shape={self.shape}" + ("" if self._w is None else ", weights=...")
+
+    @property
+    def n_features(self):
+        return int(np.prod(self.shape))
+
+    def _shape_text(self):
+        return f"arrays of shape {self.shape}"
+
+    @property
+    def weights_array(self):
+        """q as an array of ``shape`` (uniform when no weights were given)."""
+        return np.full(self.shape, 1.0 / self.n_features) if self._w is None else self._w
+
+    def elements(self):
+        return np.indices(self.shape).reshape(len(self.shape), -1).T.astype(float)
+
+    def weights(self):
+        return None if self._w is None else self._w.ravel()
+
+    def identity(self):
+        return np.zeros((1, len(self.shape)))
+
+    def inverse(self, E):
+        E = self._check_elements(E)
+        return np.mod(-np.rint(E), np.array(self.shape)).astype(float)
+
+    def _index(self, E):
+        """Source flat index of each output coordinate, per element: (len(E), d)."""
+        K = np.rint(E).astype(np.int64)
+        grids = np.indices(self.shape).reshape(len(self.shape), -1)  # (ndim, d)
+        src = [(grids[a][None, :] - K[:, a : a + 1]) % self.shape[a] for a in range(len(self.shape))]
+        return np.ravel_multi_index(src, self.shape)
+
+    def _act(self, X, E):
+        return X[:, self._index(E)].transpose(1, 0, 2)
+
+    def _act_each(self, X, E):
+        return np.take_along_axis(X, self._index(E), axis=1)
+
+    is_unitary = True
+
+    @property
+    def is_symmetric(self):
+        if self._w is None:
+            return True
+        inv = self.weights_array
+        for a in range(len(self.shape)):
+            inv = np.roll(np.flip(inv, axis=a), 1, axis=a)  # w[-k] along each axis
+        return bool(np.allclose(inv, self._w))
+
+    def commutes_with(self, other):
+        return isinstance(other, CyclicShift)

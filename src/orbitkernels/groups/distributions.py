@@ -1,0 +1,219 @@
+"""Distributions q over one-parameter groups (Raj et al. 2017, §2.1 and §4).
+
+A distribution draws the *parameter* of a group element: an angle for rotations,
+a shift for translations, a factor for scalings, cents for pitch shifts. Whether
+``q(g) = q(g^{-1})`` holds depends on how the parameter composes:
+
+* ``"additive"`` (translations, cents, angles on the line): ``g^{-1}`` has parameter ``-a``;
+* ``"multiplicative"`` (scalings, time-warp rates): ``g^{-1}`` has parameter ``1/a``;
+* ``"circular"`` (angles modulo 2π): ``g^{-1}`` has parameter ``-a mod 2π``.
+
+The symmetry of q is what allows moving the action from the data to the
+templates (Mroueh et al. 2015, Remark 2; Raj et al. 2017, §2.2.1-2.2.2).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..utils.validation import check_random_state, check_real
+
+__all__ = ["Distribution", "Uniform", "VonMises", "Normal", "LogNormal", "LogUniform", "Discrete"]
+
+_KINDS = ("additive", "multiplicative", "circular")
+
+
+def _check_kind(kind):
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}")
+
+
+class Distribution:
+    """Base class: a distribution over a real group parameter."""
+
+    def sample(self, size, random_state=None) -> np.ndarray:
+        raise NotImplementedError
+
+    def is_symmetric(self, kind: str) -> bool:
+        """Whether the law of ``g`` equals the law of ``g^{-1}`` for a parameter of ``kind``."""
+        raise NotImplementedError
+
+    def check_kind(self, kind: str) -> None:
+        """Raise if the distribution cannot parameterise a group of this kind."""
+        _check_kind(kind)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(sorted(self.__dict__.items()))))
+
+
+class Uniform(Distribution):
+    """Uniform on ``[low, high]``: Mroueh's local subset G0 (e.g. rotations in [-20°, 20°]).
+
+    ``Uniform(-np.pi, np.pi)`` on rotations is the normalised Haar measure of SO(2).
+    """
+
+    def __init__(self, low, high):
+        self.low = check_real(low, "low")
+        self.high = check_real(high, "high")
+        if not self.low < self.high:
+            raise ValueError(f"Uniform needs low < high; got low={self.low}, high={self.high}")
+
+    def sample(self, size, random_state=None):
+        return check_random_state(random_state).uniform(self.low, self.high, size=size)
+
+    def check_kind(self, kind):
+        _check_kind(kind)
+        if kind == "multiplicative" and self.low <= 0:
+            raise ValueError(f"a multiplicative parameter must be positive; Uniform has low={self.low}")
+
+    def is_symmetric(self, kind):
+        _check_kind(kind)
+        if kind == "additive":
+            return bool(np.isclose(self.low, -self.high))
+        if kind == "circular":
+            return bool(np.isclose(self.low, -self.high) or self.high - self.low >= 2 * np.pi - 1e-12)
+        # a uniform law on [l, u] is never the law of 1/a (its density is 1/a^2)
+        return False
+
+
+class LogUniform(Distribution):
+    """``exp(Uniform(log low, log high))``: the inversion-symmetric choice for scalings when low·high = 1."""
+
+    def __init__(self, low, high):
+        self.low = check_real(low, "low", low=0, low_open=True)
+        self.high = check_real(high, "high", low=0, low_open=True)
+        if not self.low < self.high:
+            raise ValueError(f"LogUniform needs low < high; got low={self.low}, high={self.high}")
+
+    def sample(self, size, random_state=None):
+        rng = check_random_state(random_state)
+        return np.exp(rng.uniform(np.log(self.low), np.log(self.high), size=size))
+
+    def check_kind(self, kind):
+        _check_kind(kind)
+        if kind != "multiplicative":
+            raise ValueError(f"LogUniform parameterises multiplicative groups only, not {kind!r}")
+
+    def is_symmetric(self, kind):
+        self.check_kind(kind)
+        return bool(np.isclose(self.low * self.high, 1.0))
+
+
+class VonMises(Distribution):
+    """Von Mises law on angles, density ∝ exp(kappa · cos(θ − loc)), θ in radians.
+
+    We use the standard convention: ``kappa >= 0`` concentrates the law around
+    ``loc`` (``kappa = 0`` is the uniform Haar measure). Raj et al. 2017 (§4.2)
+    write p(θ) = exp(−κ cos θ), whose mode is at π; their κ = 0.2 is
+    ``VonMises(kappa=0.2, loc=np.pi)`` here.
+    """
+
+    def __init__(self, kappa, loc=0.0):
+        self.kappa = check_real(kappa, "kappa", low=0.0)
+        self.loc = check_real(loc, "loc")
+
+    def sample(self, size, random_state=None):
+        rng = check_random_state(random_state)
+        if self.kappa == 0:
+            return rng.uniform(-np.pi, np.pi, size=size)
+        return rng.vonmises(self.loc, self.kappa, size=size)
+
+    def check_kind(self, kind):
+        _check_kind(kind)
+        if kind != "circular":
+            raise ValueError(f"VonMises parameterises angles (circular), not a {kind!r} parameter")
+
+    def is_symmetric(self, kind):
+        self.check_kind(kind)
+        if self.kappa == 0:
+            return True
+        r = np.mod(self.loc, np.pi)
+        return bool(np.isclose(r, 0.0) or np.isclose(r, np.pi))
+
+
+class Normal(Distribution):
+    """Gaussian ``N(mean, sigma^2)``: Raj §4.3's law on translations."""
+
+    def __init__(self, sigma, mean=0.0):
+        self.sigma = check_real(sigma, "sigma", low=0.0, low_open=True)
+        self.mean = check_real(mean, "mean")
+
+    def sample(self, size, random_state=None):
+        return check_random_state(random_state).normal(self.mean, self.sigma, size=size)
+
+    def check_kind(self, kind):
+        _check_kind(kind)
+        if kind == "multiplicative":
+            raise ValueError("Normal can take non-positive values; use LogNormal for a multiplicative parameter")
+
+    def is_symmetric(self, kind):
+        self.check_kind(kind)
+        return bool(self.mean == 0.0)
+
+
+class LogNormal(Distribution):
+    """``exp(N(mu, sigma^2))``: Raj §4.3's law on scalings (mu = 0, sigma = 0.3)."""
+
+    def __init__(self, sigma, mu=0.0):
+        self.sigma = check_real(sigma, "sigma", low=0.0, low_open=True)
+        self.mu = check_real(mu, "mu")
+
+    def sample(self, size, random_state=None):
+        return np.exp(check_random_state(random_state).normal(self.mu, self.sigma, size=size))
+
+    def check_kind(self, kind):
+        _check_kind(kind)
+        if kind != "multiplicative":
+            raise ValueError(f"LogNormal parameterises multiplicative groups only, not {kind!r}")
+
+    def is_symmetric(self, kind):
+        self.check_kind(kind)
+        return bool(self.mu == 0.0)
+
+
+class Discrete(Distribution):
+    """A finite set of parameter values with optional probabilities."""
+
+    def __init__(self, values, weights=None):
+        values = np.asarray(values, dtype=float).ravel()
+        if values.size == 0:
+            raise ValueError("Discrete needs at least one value")
+        if not np.isfinite(values).all():
+            raise ValueError("Discrete values must be finite")
+        self.values = tuple(values.tolist())
+        if weights is None:
+            self.weights = None
+        else:
+            w = np.asarray(weights, dtype=float).ravel()
+            if w.shape != values.shape or (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
+                raise ValueError(f"weights must be {values.size} non-negative numbers with a positive sum")
+            self.weights = tuple((w / w.sum()).tolist())
+
+    def sample(self, size, random_state=None):
+        rng = check_random_state(random_state)
+        return rng.choice(np.asarray(self.values), size=size, p=self.weights)
+
+    def is_symmetric(self, kind):
+        _check_kind(kind)
+        v = np.asarray(self.values)
+        w = np.full(v.size, 1.0 / v.size) if self.weights is None else np.asarray(self.weights)
+        if kind == "additive":
+            inv = -v
+        elif kind == "multiplicative":
+            inv = 1.0 / v
+        else:
+            v = np.mod(v, 2 * np.pi)
+            inv = np.mod(-v, 2 * np.pi)
+        def mass(x):
+            d = v - x
+            if kind == "circular":
+                d = np.mod(d + np.pi, 2 * np.pi) - np.pi
+            return w[np.isclose(d, 0.0, atol=1e-9)].sum()
+
+        return all(np.isclose(mass(a), mass(b)) for a, b in zip(v, inv))

@@ -1,0 +1,326 @@
+"""Unitary actions of rotations, translations and isotropic scalings on images.
+
+Raj et al. 2017, Lemma 2.1: for an image I and an invertible affine map g,
+``T_g[I](u) = |J_g|^{-1/2} I(g^{-1} u)`` preserves inner products. Here g acts on
+pixel coordinates ``u = (row, col)`` about the image centre ``c``:
+``g(u) = A (u - c) + c + b`` and ``|J_g| = |det A|``. Images are sampled on their
+pixel grid with bilinear interpolation and zeros outside the frame, so the
+action is unitary up to interpolation and border effects (exactly so for
+rotations by multiples of 90° on square images and for integer shifts of
+content that stays inside the frame).
+
+Each element becomes a sparse ``d × d`` interpolation matrix with at most four
+entries per row, so applying r elements to N images costs O(4 r N d), and a
+product of image groups is fused into one warp (one interpolation, not one per
+factor).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..utils.validation import check_int
+from .base import Group, ProductGroup
+from .distributions import Discrete, Distribution, Normal, Uniform
+
+__all__ = ["ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "warp_images"]
+
+
+def _check_image_shape(image_shape):
+    if np.isscalar(image_shape):
+        raise ValueError(f"image_shape must be (height, width) or (height, width, channels); got {image_shape!r}")
+    shape = tuple(check_int(s, "image_shape", min_value=1) for s in image_shape)
+    if len(shape) not in (2, 3):
+        raise ValueError(f"image_shape must be (height, width) or (height, width, channels); got {shape}")
+    return shape
+
+
+def _check_distribution(dist, name, kind):
+    if not isinstance(dist, Distribution):
+        raise TypeError(f"{name} must be a Distribution (e.g. Uniform, VonMises, Normal); got {dist!r}")
+    dist.check_kind(kind)
+    return dist
+
+
+def _bilinear(src, hw):
+    """Four-neighbour indices and weights for sampling at ``src`` (..., 2) on a ``hw`` grid."""
+    H, W = hw
+    # Rounding makes grid-aligned maps (90° turns, integer shifts) exact permutations.
+    src = np.round(src, 9)
+    r0 = np.floor(src[..., 0])
+    c0 = np.floor(src[..., 1])
+    fr = src[..., 0] - r0
+    fc = src[..., 1] - c0
+    r0 = r0.astype(np.int64)
+    c0 = c0.astype(np.int64)
+    idx, wts = [], []
+    for dr, dc, w in ((0, 0, (1 - fr) * (1 - fc)), (0, 1, (1 - fr) * fc), (1, 0, fr * (1 - fc)), (1, 1, fr * fc)):
+        rr, cc = r0 + dr, c0 + dc
+        ok = (rr >= 0) & (rr < H) & (cc >= 0) & (cc < W) & (w > 0)
+        idx.append(np.where(ok, rr * W + cc, 0))
+        wts.append(np.where(ok, w, 0.0))
+    return np.stack(idx, axis=-1), np.stack(wts, axis=-1)
+
+
+def _source_coords(A, b, hw):
+    """g^{-1}(u) for every pixel u and element: (n, H*W, 2)."""
+    H, W = hw
+    c = np.array([(H - 1) / 2.0, (W - 1) / 2.0])
+    u = np.indices((H, W)).reshape(2, -1).T.astype(float)  # (d, 2)
+    Ainv = np.linalg.inv(A)  # (n, 2, 2)
+    return np.einsum("nij,ndj->ndi", Ainv, (u[None, :, :] - c - b[:, None, :])) + c
+
+
+def warp_images(X, image_shape, A, b, *, normalize=True):
+    """Apply the affine maps ``u -> A[k](u - c) + c + b[k]`` to every image row of X.
+
+    Returns (len(A), n_samples, n_features). With ``normalize`` the intensities
+    are multiplied by ``|det A|^{-1/2}`` (Lemma 2.1) so the action is unitary.
+    """
+    shape = _check_image_shape(image_shape)
+    A = np.asarray(A, dtype=float).reshape(-1, 2, 2)
+    b = np.asarray(b, dtype=float).reshape(-1, 2)
+    return _warp(np.asarray(X), shape, A, b, normalize)
+
+
+def _warp(X, shape, A, b, normalize):
+    hw = shape[:2]
+    C = shape[2] if len(shape) == 3 else 1
+    d_pix = hw[0] * hw[1]
+    r, n = len(A), len(X)
+    idx, w = _bilinear(_source_coords(A, b, hw), hw)  # (r, d_pix, 4)
+    if normalize:
+        w = w * np.abs(np.linalg.det(A))[:, None, None] ** -0.5
+    rows = np.repeat(np.arange(r * d_pix), 4)
+    M = sp.csr_matrix((w.ravel().astype(X.dtype), (rows, idx.ravel())), shape=(r * d_pix, d_pix))
+    M.eliminate_zeros()
+    Xp = X.reshape(n, d_pix, C).transpose(1, 0, 2).reshape(d_pix, n * C)
+    out = np.asarray(M @ Xp).reshape(r, d_pix, n, C).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(out.reshape(r, n, d_pix * C))
+
+
+def _warp_each(X, shape, A, b, normalize):
+    hw = shape[:2]
+    C = shape[2] if len(shape) == 3 else 1
+    n = len(X)
+    idx, w = _bilinear(_source_coords(A, b, hw), hw)  # (n, d_pix, 4)
+    if normalize:
+        w = w * np.abs(np.linalg.det(A))[:, None, None] ** -0.5
+    Xp = X.reshape(n, -1, C)
+    out = np.zeros(Xp.shape, dtype=X.dtype)
+    rows = np.arange(n)[:, None]
+    for j in range(4):
+        out += w[:, :, j, None].astype(X.dtype) * Xp[rows, idx[:, :, j]]
+    return out.reshape(n, -1)
+
+
+class AffineImageGroup(Group):
+    """Base class of image groups acting through affine maps of the pixel grid."""
+
+    kind = "additive"
+
+    def __init__(self, image_shape):
+        self.image_shape = _check_image_shape(image_shape)
+
+    @property
+    def n_features(self):
+        return int(np.prod(self.image_shape))
+
+    def _shape_text(self):
+        return f"images of shape {self.image_shape}"
+
+    def affine(self, E):
+        """``(A, b)`` of each element: ``g(u) = A (u - c) + c + b``."""
+        raise NotImplementedError
+
+    def _act(self, X, E):
+        A, b = self.affine(E)
+        return _warp(X, self.image_shape, A, b, True)
+
+    def _act_each(self, X, E):
+        A, b = self.affine(E)
+        return _warp_each(X, self.image_shape, A, b, True)
+
+    is_unitary = True
+
+    @property
+    def is_symmetric(self):
+        return self.distribution_symmetric()
+
+    def distribution_symmetric(self):
+        raise NotImplementedError
+
+    def fuse_product(self, product):
+        """One warp for a product of affine image groups on the same images."""
+        if all(isinstance(f, AffineImageGroup) and f.image_shape == self.image_shape for f in product.factors):
+            return _FusedAffine(product)
+        return None
+
+
+class _FusedAffine(AffineImageGroup):
+    def __init__(self, product: ProductGroup):
+        self.product = product
+        self.image_shape = product.factors[0].image_shape
+
+    def affine(self, E):
+        parts = self.product.split(E)
+        A, b = self.product.factors[0].affine(parts[0])
+        for f, p in zip(self.product.factors[1:], parts[1:]):
+            A2, b2 = f.affine(p)
+            # (A, b) ∘ (A2, b2) = (A A2, A b2 + b)
+            b = np.einsum("nij,nj->ni", A, b2) + b
+            A = A @ A2
+        return A, b
+
+
+class ImageRotation(AffineImageGroup):
+    """Rotations of images about their centre, SO(2) (angles in radians).
+
+    Parameters
+    ----------
+    image_shape : (H, W) or (H, W, C)
+    angle : Distribution, optional
+        Law of the angle. Default: ``Uniform(-pi, pi)``, the Haar measure of the
+        full circle. Mroueh's local invariance uses ``Uniform(-20°, 20°)``; Raj
+        uses ``VonMises``.
+    n_angles : int, optional
+        Use the finite subgroup of the ``n_angles`` rotations by ``2πk/n_angles``
+        with uniform q (``n_angles=4``: the exact 90° turns of a square grid).
+    """
+
+    kind = "circular"
+
+    def __init__(self, image_shape, angle=None, n_angles=None):
+        super().__init__(image_shape)
+        if angle is not None and n_angles is not None:
+            raise ValueError("give either angle (a distribution) or n_angles (a finite subgroup), not both")
+        self.n_angles = check_int(n_angles, "n_angles", min_value=1, allow_none=True)
+        self.angle = _check_distribution(angle if angle is not None else Uniform(-np.pi, np.pi), "angle", "circular")
+        self.is_finite = self.n_angles is not None
+
+    def _repr_args(self):
+        extra = f"n_angles={self.n_angles}" if self.is_finite else f"angle={self.angle!r}"
+        return f"image_shape={self.image_shape}, {extra}"
+
+    def elements(self):
+        if not self.is_finite:
+            return super().elements()
+        return (2 * np.pi * np.arange(self.n_angles) / self.n_angles)[:, None]
+
+    def _sample(self, n, rng):
+        return np.asarray(self.angle.sample(n, rng), dtype=float)[:, None]
+
+    def identity(self):
+        return np.zeros((1, 1))
+
+    def inverse(self, E):
+        E = self._check_elements(E)
+        return np.mod(-E + np.pi, 2 * np.pi) - np.pi if not self.is_finite else np.mod(-E, 2 * np.pi)
+
+    def affine(self, E):
+        t = E[:, 0]
+        c, s = np.cos(t), np.sin(t)
+        A = np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
+        return A, np.zeros((len(E), 2))
+
+    def distribution_symmetric(self):
+        return True if self.is_finite else self.angle.is_symmetric("circular")
+
+    def commutes_with(self, other):
+        return isinstance(other, (ImageRotation, ImageScaling)) and other.image_shape == self.image_shape
+
+
+class ImageTranslation(AffineImageGroup):
+    """Translations of images by ``(d_row, d_col)`` pixels, zeros shifted in.
+
+    Parameters
+    ----------
+    shift : Distribution or pair of Distributions
+        Law of the shift in pixels, the same on both axes or one per axis
+        (Mroueh: ``Uniform(-3, 3)``; Raj §4.3: ``Normal(sigma)``).
+    """
+
+    kind = "additive"
+    n_params = 2
+
+    def __init__(self, image_shape, shift):
+        super().__init__(image_shape)
+        if isinstance(shift, (tuple, list)):
+            if len(shift) != 2:
+                raise ValueError(f"shift must be one Distribution or a pair (rows, cols); got {len(shift)} items")
+            self.shift = tuple(_check_distribution(s, "shift", "additive") for s in shift)
+        else:
+            self.shift = (_check_distribution(shift, "shift", "additive"),) * 2
+
+    def _repr_args(self):
+        return f"image_shape={self.image_shape}, shift={self.shift!r}"
+
+    def _sample(self, n, rng):
+        return np.stack([np.asarray(s.sample(n, rng), dtype=float) for s in self.shift], axis=1)
+
+    def identity(self):
+        return np.zeros((1, 2))
+
+    def inverse(self, E):
+        return -self._check_elements(E)
+
+    def affine(self, E):
+        return np.broadcast_to(np.eye(2), (len(E), 2, 2)).copy(), E.copy()
+
+    def distribution_symmetric(self):
+        return all(s.is_symmetric("additive") for s in self.shift)
+
+    def commutes_with(self, other):
+        return isinstance(other, ImageTranslation) and other.image_shape == self.image_shape
+
+    def law_invariant_under(self, other):
+        """An isotropic centred Gaussian shift has the same law after a rotation."""
+        a, b = self.shift
+        iso = isinstance(a, Normal) and a == b and a.mean == 0.0
+        return bool(iso and isinstance(other, ImageRotation))
+
+
+class ImageScaling(AffineImageGroup):
+    """Isotropic scalings about the image centre, intensities times ``1/scale`` (Lemma 2.1).
+
+    Parameters
+    ----------
+    scale : Distribution
+        Law of the factor (> 0), e.g. ``LogNormal(0.3)`` (Raj §4.3) or ``Discrete([0.85, 1.15])``.
+    """
+
+    kind = "multiplicative"
+
+    def __init__(self, image_shape, scale):
+        super().__init__(image_shape)
+        self.scale = _check_distribution(scale, "scale", "multiplicative")
+        if isinstance(scale, Discrete) and min(scale.values) <= 0:
+            raise ValueError(f"scale values must be positive; got {scale.values}")
+
+    def _repr_args(self):
+        return f"image_shape={self.image_shape}, scale={self.scale!r}"
+
+    def _sample(self, n, rng):
+        return np.asarray(self.scale.sample(n, rng), dtype=float)[:, None]
+
+    def _check_elements(self, E, name="elements"):
+        E = super()._check_elements(E, name)
+        if (E <= 0).any():
+            raise ValueError(f"{name}: scale factors must be positive")
+        return E
+
+    def identity(self):
+        return np.ones((1, 1))
+
+    def inverse(self, E):
+        return 1.0 / self._check_elements(E)
+
+    def affine(self, E):
+        A = E[:, 0, None, None] * np.eye(2)[None]
+        return A, np.zeros((len(E), 2))
+
+    def distribution_symmetric(self):
+        return self.scale.is_symmetric("multiplicative")
+
+    def commutes_with(self, other):
+        return isinstance(other, (ImageRotation, ImageScaling)) and other.image_shape == self.image_shape
