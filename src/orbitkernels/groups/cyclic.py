@@ -86,6 +86,7 @@ class CyclicShift(Group):
         return np.take_along_axis(X, self._index(E), axis=1)
 
     is_unitary = True
+    permutes_coordinates = True
 
     @property
     def is_symmetric(self):

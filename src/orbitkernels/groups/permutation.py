@@ -78,6 +78,7 @@ class BlockPermutation(Group):
 
     is_unitary = True
     is_symmetric = True
+    permutes_coordinates = True
 
     def commutes_with(self, other):
         return False
@@ -184,6 +185,10 @@ class CoulombPermutation(Group):
         else:
             P = _check_perms(E, self.n_atoms)
         return self._permute(X[None], P[None])[0]
+
+    @property
+    def permutes_coordinates(self):
+        return self.sampling == "uniform"
 
     @property
     def is_unitary(self):

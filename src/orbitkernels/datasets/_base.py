@@ -1,0 +1,362 @@
+"""Data folder, checksums and file resolution shared by every loader.
+
+Every loader goes through :func:`resolve`: it looks in the data folder for this
+project's ``.npz`` conversion of the dataset, then for the dataset's original
+("canonical") files, and, when allowed, downloads the canonical files with
+:func:`pooch.retrieve`.  A file is checked against its known checksum before
+anything reads it; a mismatch raises :class:`DatasetChecksumError` and the file
+is never parsed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pooch
+
+from ..utils.progress import is_quiet
+
+__all__ = [
+    "ENV_VAR",
+    "DataFile",
+    "DatasetInfo",
+    "DatasetChecksumError",
+    "DatasetFormatError",
+    "DatasetNotFoundError",
+    "Resolved",
+    "file_hash",
+    "get_data_home",
+    "load_npz",
+    "resolve",
+    "verify_file",
+]
+
+#: Environment variable naming the data folder (used when no ``data_home`` is given).
+ENV_VAR = "ORBITKERNELS_DATA"
+
+_CHUNK = 1 << 20
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """The files of a dataset are not in the data folder and could not be downloaded.
+
+    Attributes ``dataset``, ``data_home``, ``missing`` (file names) and ``urls``
+    say what was looked for, where, and where to get it.
+    """
+
+    def __init__(self, message, *, dataset=None, data_home=None, missing=(), urls=()):
+        super().__init__(message)
+        self.dataset = dataset
+        self.data_home = data_home
+        self.missing = tuple(missing)
+        self.urls = tuple(urls)
+
+    def __str__(self):  # FileNotFoundError would otherwise print only args[0] oddly formatted
+        return self.args[0]
+
+
+class DatasetChecksumError(ValueError):
+    """A data file's checksum differs from the known one; the file was not read."""
+
+    def __init__(self, message, *, path=None, expected=(), actual=None):
+        super().__init__(message)
+        self.path = path
+        self.expected = tuple(expected)
+        self.actual = actual
+
+
+class DatasetFormatError(ValueError):
+    """A data file passed its checksum (or has none) but its content is not as expected."""
+
+
+# --------------------------------------------------------------------------- data folder
+def _data_home_and_origin(data_home=None):
+    """Return ``(folder, origin)`` where origin says which rule chose the folder."""
+    if data_home is not None:
+        origin = "the data_home argument"
+        path = Path(os.fspath(data_home)).expanduser()
+    elif os.environ.get(ENV_VAR, "").strip():
+        origin = f"the {ENV_VAR} environment variable"
+        path = Path(os.environ[ENV_VAR].strip()).expanduser()
+    else:
+        path = Path(pooch.os_cache("orbitkernels"))
+        path.mkdir(parents=True, exist_ok=True)
+        return path, "the default cache folder"
+    if not path.exists():
+        raise FileNotFoundError(f"data folder {str(path)!r} (from {origin}) does not exist; create it or point "
+                                f"data_home / {ENV_VAR} at the folder that holds the data files")
+    if not path.is_dir():
+        raise NotADirectoryError(f"data folder {str(path)!r} (from {origin}) is not a folder")
+    return path, origin
+
+
+def get_data_home(data_home=None) -> Path:
+    """The folder where datasets are looked for and downloaded to.
+
+    Precedence: the ``data_home`` argument, else the ``ORBITKERNELS_DATA``
+    environment variable, else the per-user cache folder
+    (``pooch.os_cache("orbitkernels")``, e.g. ``~/.cache/orbitkernels``).
+    The default cache folder is created if needed; a folder given by the
+    argument or the environment variable must already exist
+    (:class:`FileNotFoundError` naming it otherwise).
+    """
+    return _data_home_and_origin(data_home)[0]
+
+
+# --------------------------------------------------------------------------- registry types
+@dataclass(frozen=True)
+class DataFile:
+    """One file a dataset can be read from.
+
+    ``hashes`` holds the accepted checksums as ``"sha256:<hex>"`` or
+    ``"md5:<hex>"`` (any one matching is enough); an empty tuple means no
+    checksum is published/known, in which case the loader checks the content's
+    structure instead.  ``url`` is where the file can be downloaded from
+    (``None`` for this project's own conversions, which are not hosted).
+    """
+
+    name: str
+    hashes: tuple = ()
+    url: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What the library accepts for one dataset.
+
+    ``converted``: this project's ``.npz`` conversion (tried first);
+    ``canonical``: the original distribution files, all of which are needed.
+    """
+
+    name: str
+    title: str
+    reference: str
+    homepage: str
+    converted: tuple = ()
+    canonical: tuple = ()
+
+    def files(self, form):
+        return {"converted": self.converted, "canonical": self.canonical}[form]
+
+
+@dataclass
+class Resolved:
+    """Result of :func:`resolve`: which form was found and the verified paths."""
+
+    info: DatasetInfo
+    form: str  # "converted" or "canonical"
+    paths: dict = field(default_factory=dict)  # file name -> Path
+    checksum_verified: bool = True  # False when some file has no known checksum
+
+    def __getitem__(self, name):
+        return self.paths[name]
+
+
+# --------------------------------------------------------------------------- checksums
+_HASH_CACHE: dict = {}
+_HASH_LOCK = threading.Lock()
+
+
+def _split_hash(spec):
+    alg, sep, hexdigest = spec.partition(":")
+    if not sep:  # pooch's convention: a bare digest is sha256
+        alg, hexdigest = "sha256", spec
+    alg = alg.lower()
+    if alg not in hashlib.algorithms_available:
+        raise ValueError(f"unknown hash algorithm {alg!r} in checksum {spec!r}")
+    return alg, hexdigest.lower()
+
+
+def file_hash(path, algorithm="sha256") -> str:
+    """Hex digest of a file, read in 1 MiB chunks.
+
+    Digests are cached in memory per (path, size, modification time, algorithm),
+    so loading the same file again in one process does not hash it again; a file
+    that is replaced or modified gets a new key and is hashed again.
+    """
+    path = Path(path).resolve()
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, algorithm)
+    with _HASH_LOCK:
+        cached = _HASH_CACHE.get(key)
+    if cached is not None:
+        return cached
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            h.update(chunk)
+    digest = h.hexdigest()
+    with _HASH_LOCK:
+        _HASH_CACHE[key] = digest
+    return digest
+
+
+def verify_file(path, datafile: DataFile) -> bool:
+    """Check ``path`` against ``datafile.hashes``.
+
+    Returns ``True`` when a known checksum matched, ``False`` when the registry
+    has no checksum for this file (nothing to compare), and raises
+    :class:`DatasetChecksumError` on a mismatch.
+    """
+    if not datafile.hashes:
+        return False
+    actual = {}
+    for spec in datafile.hashes:
+        alg, expected = _split_hash(spec)
+        if alg not in actual:
+            actual[alg] = file_hash(path, alg)
+        if actual[alg] == expected:
+            return True
+    got = ", ".join(f"{alg}:{d}" for alg, d in actual.items())
+    want = " or ".join(datafile.hashes)
+    raise DatasetChecksumError(
+        f"checksum mismatch for {str(path)!r}: expected {want}, got {got} "
+        f"({Path(path).stat().st_size} bytes). The file is corrupt, truncated or another version; "
+        "it was not read. Delete or replace it"
+        + (f" (the original is at {datafile.url})" if datafile.url else "") + ".",
+        path=Path(path), expected=datafile.hashes, actual=got,
+    )
+
+
+# --------------------------------------------------------------------------- resolution
+def _describe_files(files):
+    return ", ".join(f.name for f in files)
+
+
+def _not_found(info, home, origin, *, forms, download, failure=None):
+    lines = [f"{info.title} ({info.name!r}): no usable files in the data folder {str(home)!r} (chosen by {origin})."]
+    if "converted" in forms and info.converted:
+        lines.append(f"  - this project's conversion: {_describe_files(info.converted)}")
+    if "canonical" in forms and info.canonical:
+        present = [f.name for f in info.canonical if (home / f.name).is_file()]
+        lines.append(f"  - or the original file(s): {_describe_files(info.canonical)}"
+                     + (f" (found only {', '.join(present)})" if present else ""))
+        urls = sorted({f.url for f in info.canonical if f.url})
+        if urls:
+            lines.append(f"    from {' , '.join(urls)}")
+    if failure is not None:
+        lines.append(f"Downloading failed: {failure}")
+    elif not download:
+        lines.append("download=False, so nothing was fetched.")
+    lines.append(f"Put the files in that folder, or point data_home= or the {ENV_VAR} environment variable "
+                 "at a folder that holds them" + ("" if download else ", or pass download=True") + ".")
+    missing = [f.name for form in forms for f in info.files(form) if not (home / f.name).is_file()]
+    return DatasetNotFoundError(
+        "\n".join(lines), dataset=info.name, data_home=home, missing=missing,
+        urls=[f.url for f in info.canonical if f.url],
+    )
+
+
+def _download(datafile, home):
+    """Fetch one canonical file into ``home`` (atomically, verified by pooch when a hash is known)."""
+    known = datafile.hashes[0] if datafile.hashes else None
+    try:
+        pooch.retrieve(datafile.url, known_hash=known, fname=datafile.name, path=home,
+                       progressbar=not is_quiet())
+    except ValueError as exc:
+        if "hash" in str(exc).lower():
+            raise DatasetChecksumError(
+                f"downloaded {datafile.name} from {datafile.url} does not match the known checksum "
+                f"{known}; pooch deleted it. {exc}", path=home / datafile.name, expected=datafile.hashes,
+            ) from exc
+        raise
+
+
+def resolve(name, data_home=None, *, download=True, forms=("converted", "canonical"), registry=None) -> Resolved:
+    """Find (and verify, and if allowed download) the files of dataset ``name``.
+
+    Order: this project's ``.npz`` conversion, then the canonical files already in
+    the folder, then (``download=True``) the canonical files fetched with
+    :func:`pooch.retrieve` into the data folder.  Every file with a known
+    checksum is verified before the path is returned; a mismatch raises
+    :class:`DatasetChecksumError`.  When nothing usable is found a
+    :class:`DatasetNotFoundError` names the files, the folder, the environment
+    variable and the download URL.
+    """
+    from ._registry import REGISTRY
+
+    info = (REGISTRY if registry is None else registry)[name]
+    home, origin = _data_home_and_origin(data_home)
+    for form in forms:
+        files = info.files(form)
+        if files and all((home / f.name).is_file() for f in files):
+            return _verified(info, form, home)
+    if download and "canonical" in forms and info.canonical:
+        fetchable = [f for f in info.canonical if not (home / f.name).is_file()]
+        no_url = [f.name for f in fetchable if not f.url]
+        if no_url:
+            raise _not_found(info, home, origin, forms=forms, download=download,
+                             failure=f"no download address is known for {', '.join(no_url)}")
+        for f in fetchable:
+            try:
+                _download(f, home)
+            except DatasetChecksumError:
+                raise
+            except Exception as exc:  # network errors, HTTP errors, read-only folder...
+                raise _not_found(info, home, origin, forms=forms, download=download,
+                                 failure=f"{f.url}: {type(exc).__name__}: {exc}") from exc
+        return _verified(info, "canonical", home)
+    raise _not_found(info, home, origin, forms=forms, download=download)
+
+
+def _verified(info, form, home):
+    paths, all_checked = {}, True
+    for f in info.files(form):
+        path = home / f.name
+        all_checked &= verify_file(path, f)
+        paths[f.name] = path
+    return Resolved(info=info, form=form, paths=paths, checksum_verified=all_checked)
+
+
+def replace_hashes(info: DatasetInfo, form: str, hashes: dict) -> DatasetInfo:
+    """A copy of ``info`` whose ``form`` files use ``hashes`` (file name -> tuple of checksums).
+
+    Meant for tests that build small stand-in files and register their checksums.
+    """
+    new = tuple(dataclasses.replace(f, hashes=tuple(hashes.get(f.name, f.hashes))) for f in info.files(form))
+    return dataclasses.replace(info, **{form: new})
+
+
+# --------------------------------------------------------------------------- reading helpers
+def load_npz(path, keys) -> dict:
+    """Read ``keys`` from an ``.npz`` archive with ``allow_pickle=False``.
+
+    Raises :class:`DatasetFormatError` naming the file when it is not a valid
+    archive, holds object arrays, or lacks one of ``keys``.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            missing = [k for k in keys if k not in f.files]
+            if missing:
+                raise DatasetFormatError(f"{str(path)!r} lacks the arrays {missing}; it holds {sorted(f.files)}")
+            return {k: f[k] for k in keys}
+    except DatasetFormatError:
+        raise
+    except Exception as exc:  # zipfile.BadZipFile, ValueError (object arrays), OSError, EOFError...
+        raise DatasetFormatError(f"cannot read {str(path)!r} as an .npz archive: {type(exc).__name__}: {exc}") from exc
+
+
+def expect(condition, message):
+    """Raise :class:`DatasetFormatError` with ``message`` unless ``condition``."""
+    if not condition:
+        raise DatasetFormatError(message)
+
+
+def check_array(arr, name, *, ndim=None, shape=None, dtype=None, source=""):
+    """Structural check of one loaded array (dimension, trailing shape, dtype)."""
+    where = f" in {source}" if source else ""
+    if ndim is not None:
+        expect(arr.ndim == ndim, f"{name}{where} should be {ndim}-D; got shape {arr.shape}")
+    if shape is not None:
+        for axis, size in enumerate(shape):
+            expect(size is None or arr.shape[axis] == size,
+                   f"{name}{where} should have shape {tuple('n' if s is None else s for s in shape)}; got {arr.shape}")
+    if dtype is not None:
+        expect(arr.dtype == np.dtype(dtype), f"{name}{where} should have dtype {np.dtype(dtype)}; got {arr.dtype}")
+    return arr

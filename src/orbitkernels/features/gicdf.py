@@ -1,0 +1,137 @@
+"""Group-invariant CDF features, GICDF (Mroueh, Voinea & Poggio 2015, §2)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..utils.validation import check_int, check_real
+from ._base import DEFAULT_MEMORY, OrbitFeaturesBase
+
+__all__ = ["GroupCDFFeatures", "sample_cdf_templates"]
+
+
+def sample_cdf_templates(n_templates, n_features, rng, *, sampling="gaussian", epsilon=0.5):
+    """Random templates of Mroueh et al. 2015, §2.
+
+    "gaussian": t ~ N(0, I/d), rejected unless ||t||^2 < 1 + epsilon (so that
+    |<x, g t>| < 1 + epsilon = s for unit x and a unitary action).
+    "sphere": t uniform on the unit sphere S^{d-1} (Remark 1).
+    """
+    d = n_features
+    if sampling == "sphere":
+        T = rng.normal(size=(n_templates, d))
+        return T / np.linalg.norm(T, axis=1, keepdims=True)
+    if sampling != "gaussian":
+        raise ValueError(f"template_sampling must be 'gaussian' or 'sphere'; got {sampling!r}")
+    out = []
+    need = n_templates
+    for _ in range(1000):
+        T = rng.normal(scale=1.0 / np.sqrt(d), size=(2 * need + 8, d))
+        T = T[(T * T).sum(axis=1) < 1.0 + epsilon]
+        out.append(T[:need])
+        need -= len(out[-1])
+        if need == 0:
+            return np.vstack(out)
+    raise ValueError(
+        f"rejection sampling accepted too few templates with epsilon={epsilon} in dimension {d}; "
+        "raise epsilon or use template_sampling='sphere'"
+    )
+
+
+class GroupCDFFeatures(OrbitFeaturesBase):
+    """Group-invariant CDF features Φ(x) ∈ R^{m(2n+1)} (Mroueh et al. 2015, §2).
+
+    For templates t_1..t_m and group elements g_1..g_|G|::
+
+        Φ(x)_{j,k} = sqrt(s / (n m)) · Σ_i w_i 1{<g_i t_j, x> <= s k / n},   k = -n..n
+
+    with w_i = 1/|G| (or q's weights on a finite group). By Theorem 1,
+    <Φ(x), Φ(z)> estimates the Haar-integration kernel K_s(x, z) ≈ s - d_G(x, z),
+    d_G(x, z) = (2πd)^{-1/2} ∫∫ ||g x - g' z|| dμ(g) dμ(g'), uniformly on N points
+    for m, |G| and n large enough (Theorem 2).
+
+    Parameters
+    ----------
+    group : Group, optional
+        The group and its distribution (None: the trivial group).
+    n_templates : int, m
+    n_bins : int, n (2n+1 thresholds)
+    n_group_samples : int, optional, |G|
+        Default: every element of a finite group, 64 samples of an infinite one.
+    template_sampling : {"gaussian", "sphere"}
+        Gaussian with rejection (§2) or uniform on the sphere (Remark 1).
+    epsilon : float in (0, 1)
+        Rejection bound; the thresholds cover [-s, s] with s = 1 + epsilon.
+    normalize : bool
+        Scale inputs to unit norm, as the paper assumes X ⊂ S^{d-1} (zero rows stay zero).
+    value_range : None, float or "auto"
+        Half-width s of the thresholds. None: the paper's s = 1 + epsilon.
+        A float sets it; "auto" uses the largest |<x, g t>| seen at ``fit``, so
+        the bins cover the projections actually met (with Gaussian templates in
+        high dimension they concentrate in a band of width ~ 1/sqrt(d)).
+    action : {"templates", "data", "auto"}
+        GICDF is defined on transformed templates (<x, g t>); "data" uses
+        <g^{-1} x, t>, equal for a unitary action with symmetric q.
+    random_state, max_memory_mb : as usual.
+
+    Notes
+    -----
+    The output is not clipped: a projection beyond the range counts in no
+    threshold (above s) or in all of them (below -s), as in the definition.
+    """
+
+    _define_on_templates = True
+
+    def __init__(self, group=None, *, n_templates=10, n_bins=25, n_group_samples=None, template_sampling="gaussian",
+                 epsilon=0.5, normalize=True, value_range=None, action="templates", random_state=None,
+                 max_memory_mb=DEFAULT_MEMORY):
+        self.group = group
+        self.n_templates = n_templates
+        self.n_bins = n_bins
+        self.n_group_samples = n_group_samples
+        self.template_sampling = template_sampling
+        self.epsilon = epsilon
+        self.normalize = normalize
+        self.value_range = value_range
+        self.action = action
+        self.random_state = random_state
+        self.max_memory_mb = max_memory_mb
+
+    def _draw_templates(self, X, rng):
+        check_int(self.n_templates, "n_templates", min_value=1)
+        check_int(self.n_bins, "n_bins", min_value=1)
+        check_real(self.epsilon, "epsilon", low=0.0, high=1.0, low_open=True, high_open=True)
+        if not (self.value_range is None or self.value_range == "auto"):
+            check_real(self.value_range, "value_range", low=0.0, low_open=True)
+        return sample_cdf_templates(self.n_templates, X.shape[1], rng, sampling=self.template_sampling,
+                                    epsilon=self.epsilon)
+
+    def _after_fit(self, X):
+        if self.value_range is None:
+            self.range_ = 1.0 + self.epsilon
+        elif self.value_range == "auto":
+            Xn = self._prepare(X)
+            top = self.plan_.map(Xn, lambda S: np.abs(S).reshape(len(S), -1).max(axis=1, keepdims=True), 1)
+            self.range_ = float(top.max()) * (1 + 1e-6) or 1.0
+        else:
+            self.range_ = float(self.value_range)
+
+    @property
+    def _n_features_out(self):
+        return self.n_templates * (2 * self.n_bins + 1)
+
+    def _prepare(self, X):
+        if not self.normalize:
+            return X
+        norms = np.linalg.norm(X, axis=1, keepdims=True)
+        return X / np.where(norms > 0, norms, 1).astype(X.dtype)
+
+    def _pool(self, S):
+        n, s_ = self.n_bins, self.range_
+        rows, m, r = S.shape
+        # 1{P <= s k / n}  <=>  ceil(P n / s) <= k: histogram the bin index, then a cumulative sum.
+        idx = np.clip(np.ceil(S * (n / s_)), -n, n + 1).astype(np.int64) + n  # in [0, 2n+1]
+        flat = (np.arange(rows * m, dtype=np.int64).reshape(rows, m, 1) * (2 * n + 2) + idx).ravel()
+        w = np.broadcast_to(self.group_weights_, S.shape).ravel()
+        counts = np.bincount(flat, weights=w, minlength=rows * m * (2 * n + 2)).reshape(rows, m, 2 * n + 2)
+        cdf = np.cumsum(counts, axis=2)[:, :, : 2 * n + 1]
+        return (np.sqrt(s_ / (n * m)) * cdf).reshape(rows, -1)
