@@ -68,7 +68,9 @@ def _read_npz(path, version):
             counts.check_format(full_check=True)
         except ValueError as exc:
             raise DatasetFormatError(f"{src}: invalid CSR arrays bare_counts_*: {exc}") from exc
-    return (texts, label.astype(np.uint8), a["part"].astype(np.uint8), a["filename"].astype(str), counts, vocab)
+    part = check_array(a["part"], "part", ndim=1, shape=(n,), source=src)
+    filename = check_array(a["filename"], "filename", ndim=1, shape=(n,), source=src)
+    return texts, label.astype(np.uint8), part.astype(np.uint8), filename.astype(str), counts, vocab
 
 
 def _read_archive(path, version):
@@ -120,6 +122,7 @@ def load_lingspam(data_home=None, version="bare", download=True) -> Bunch:
         source = _ARCHIVE
         texts, label, part, filename, counts, vocab = _read_archive(found[source], version)
     expect(((part >= 1) & (part <= 10)).all(), f"{source}: parts must be 1-10")
+    expect(((label == 0) | (label == 1)).all(), f"{source}: labels must be 0 (legitimate) or 1 (spam)")
     counts_note = "stored in lingspam.npz"
     if counts is None:
         vec = _vectorizer()
