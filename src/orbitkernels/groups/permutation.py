@@ -14,6 +14,15 @@ __all__ = ["BlockPermutation", "CoulombPermutation"]
 _MAX_ENUMERATE = 10_000_000
 
 
+def _all_permutations(n):
+    if math.factorial(n) > _MAX_ENUMERATE:
+        raise ValueError(
+            f"S_{n} has {math.factorial(n)} elements, too many to enumerate; "
+            "sample them instead (e.g. set n_group_samples)"
+        )
+    return np.array(list(itertools.permutations(range(n))), dtype=float)
+
+
 def _check_perms(E, n):
     P = np.rint(E).astype(np.int64)
     if not np.allclose(P, E) or not (np.sort(P, axis=1) == np.arange(n)).all():
@@ -49,9 +58,7 @@ class BlockPermutation(Group):
         return f"{self.n_blocks} blocks of {self.block_size}"
 
     def elements(self):
-        if math.factorial(self.n_blocks) > _MAX_ENUMERATE:
-            raise ValueError(f"S_{self.n_blocks} has {math.factorial(self.n_blocks)} elements; use sample()")
-        return np.array(list(itertools.permutations(range(self.n_blocks))), dtype=float)
+        return _all_permutations(self.n_blocks)
 
     def sample(self, n, random_state=None):
         n = check_int(n, "n", min_value=1)
@@ -113,6 +120,12 @@ class CoulombPermutation(Group):
         self.noise = check_real(noise, "noise", low=0.0)
         self.n_params = self.n_atoms
         self.is_data_dependent = sampling == "montavon"
+        self.is_finite = sampling == "uniform"
+
+    def elements(self):
+        if self.sampling == "montavon":
+            raise ValueError("Montavon sampling draws noise, not a finite set of elements; use sample()")
+        return _all_permutations(self.n_atoms)
 
     def _repr_args(self):
         return f"n_atoms={self.n_atoms}, sampling={self.sampling!r}, noise={self.noise}"

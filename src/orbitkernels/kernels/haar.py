@@ -36,6 +36,10 @@ class HaarKernel:
     base_kernel : str or callable
         A scikit-learn pairwise kernel ("rbf", "linear", "laplacian", ...).
     n_group_samples : int, optional
+    elements, weights : arrays, optional
+        Use exactly these group elements (and weights, default uniform), e.g. a
+        fitted feature map's ``group_elements_``, so that the features'
+        inner products can be compared with the kernel they estimate.
     single_sum : {"auto", True, False}
     random_state : int, Generator or None
     max_memory_mb : float
@@ -43,8 +47,8 @@ class HaarKernel:
     **kernel_params : passed to the base kernel (gamma, degree, coef0, ...)
     """
 
-    def __init__(self, group=None, base_kernel="rbf", *, n_group_samples=None, single_sum="auto", random_state=None,
-                 max_memory_mb=256.0, **kernel_params):
+    def __init__(self, group=None, base_kernel="rbf", *, n_group_samples=None, elements=None, weights=None,
+                 single_sum="auto", random_state=None, max_memory_mb=256.0, **kernel_params):
         self.group = resolve_group(group)
         if not (callable(base_kernel) or base_kernel in KERNEL_PARAMS):
             raise ValueError(f"base_kernel must be a scikit-learn pairwise kernel name or a callable; got {base_kernel!r}")
@@ -55,9 +59,19 @@ class HaarKernel:
         self.max_memory_mb = check_real(max_memory_mb, "max_memory_mb", low=0.0, low_open=True)
         self.kernel_params = kernel_params
         self.random_state = random_state
-        rng = check_random_state(random_state)
-        self.elements_, self.weights_ = resolve_elements(self.group, self.n_group_samples, rng)
-        uniform_finite = self.group.is_finite and self.n_group_samples is None and self.group.weights() is None
+        if elements is not None:
+            # the exact kernel for given group samples, e.g. a fitted feature map's group_elements_
+            self.elements_ = self.group._check_elements(elements)
+            w = np.full(len(self.elements_), 1.0 / len(self.elements_)) if weights is None else np.asarray(weights, float)
+            if w.shape != (len(self.elements_),) or (w < 0).any() or not np.isclose(w.sum(), 1.0):
+                raise ValueError(f"weights must be {len(self.elements_)} non-negative numbers summing to 1")
+            self.weights_ = w
+        else:
+            if weights is not None:
+                raise ValueError("weights need elements")
+            self.elements_, self.weights_ = resolve_elements(self.group, self.n_group_samples, check_random_state(random_state))
+        uniform_finite = (elements is None and self.group.is_finite and self.n_group_samples is None
+                          and self.group.weights() is None)
         invariant = (isinstance(base_kernel, str) and base_kernel in UNITARY_INVARIANT_KERNELS) or bool(
             getattr(self.group, "permutes_coordinates", False)
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.utils import check_random_state  # noqa: F401  (re-exported)
+from sklearn.utils import check_random_state as _sk_check_random_state
 
 __all__ = [
     "check_data",
@@ -50,6 +50,18 @@ def check_data(X, name="X", *, n_features=None, dtype=None, allow_empty=False, c
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(f"{name} has {arr.shape[1]} features, but {n_features} are expected")
     return arr
+
+
+def check_random_state(seed):
+    """``None``, an int, a ``RandomState`` or a ``Generator`` -> a random source.
+
+    Like scikit-learn's, but numpy ``Generator`` objects pass through too: every
+    sampler here uses methods both share (uniform, normal, vonmises, choice,
+    permutation, random).
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return _sk_check_random_state(seed)
 
 
 def check_int(value, name, *, min_value=None, max_value=None, allow_none=False):

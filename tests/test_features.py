@@ -1,0 +1,248 @@
+"""Orbit feature maps: invariance, agreement with the papers' kernels, scikit-learn behaviour."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.kernel_approximation import RBFSampler
+from sklearn.linear_model import RidgeClassifier
+from sklearn.pipeline import make_pipeline
+
+from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
+from orbitkernels.groups import (
+    BlockPermutation, CoulombPermutation, CyclicShift, ImageRotation, ImageScaling, LogNormal, Uniform,
+)
+from orbitkernels.kernels import HaarKernel
+
+MAPS = [
+    (GroupCDFFeatures, dict(n_templates=6, n_bins=8)),
+    (OrbitFourierFeatures, dict(n_components=30, gamma=0.05)),
+    (OrbitNystroem, dict(n_components=8, gamma=0.05)),
+]
+
+
+def _data(group, n, rng):
+    return rng.normal(size=(n, group.n_features))
+
+
+@pytest.mark.parametrize("cls, kw", MAPS)
+@pytest.mark.parametrize("group", [BlockPermutation(5, 8), CyclicShift((5, 8)), ImageRotation((8, 8), n_angles=4)],
+                         ids=["S5", "Z5xZ8", "C4-rot"])
+def test_exact_invariance_for_finite_groups(cls, kw, group, rng):
+    X = _data(group, 12, rng)
+    f = cls(group, random_state=0, **kw).fit(X)
+    F = f.transform(X)
+    for E in group.elements():
+        np.testing.assert_allclose(f.transform(group.act(X, E[None])[0]), F, atol=1e-5)
+
+
+@pytest.mark.parametrize("cls, kw", MAPS)
+def test_templates_and_data_side_agree_for_unitary_symmetric(cls, kw, rng):
+    group = BlockPermutation(5, 8)
+    X = _data(group, 10, rng)
+    a = cls(group, random_state=1, action="templates", **kw).fit(X)
+    b = cls(group, random_state=1, action="data", **kw).fit(X)
+    assert a.action_ == "templates" and b.action_ == "data"
+    np.testing.assert_allclose(a.transform(X), b.transform(X), atol=1e-10)
+
+
+def test_auto_falls_back_to_data_side_and_templates_is_refused(rng):
+    g = ImageScaling((6, 6), scale=Uniform(0.8, 1.2))  # unitary, but q is not symmetric
+    X = rng.normal(size=(5, 36))
+    f = OrbitFourierFeatures(g, n_components=10, n_group_samples=4, random_state=0).fit(X)
+    assert f.action_ == "data"
+    with pytest.raises(ValueError, match="symmetric q"):
+        OrbitFourierFeatures(g, n_components=10, action="templates").fit(X)
+    m = CoulombPermutation(3, sampling="montavon")
+    f = OrbitNystroem(m, n_components=3, n_group_samples=4, random_state=0).fit(rng.normal(size=(5, 9)))
+    assert f.action_ == "data"
+    # for GICDF the templates side is the definition; the data side needs the same conditions
+    with pytest.raises(ValueError, match="unitary"):
+        GroupCDFFeatures(g, action="data", n_group_samples=3).fit(X)
+    # a Laplacian base kernel moves to the landmarks for a permutation group only
+    assert OrbitNystroem(BlockPermutation(3, 3), kernel="laplacian", n_components=3).fit(
+        rng.normal(size=(5, 9))).action_ == "templates"
+    s = ImageRotation((3, 3), n_angles=4)
+    assert OrbitNystroem(s, kernel="laplacian", n_components=3).fit(rng.normal(size=(5, 9))).action_ == "data"
+
+
+def test_statistical_invariance_improves_with_group_samples(rng):
+    g = ImageRotation((12, 12))  # Haar on the circle, sampled
+    X = rng.normal(size=(20, 144)) * np.exp(-((np.mgrid[0:12, 0:12] - 5.5) ** 2).sum(0) / 20).ravel()
+    Xr = g.act_each(X, g.sample(20, 7))
+    errs = []
+    for r in (2, 32, 256):
+        f = OrbitFourierFeatures(g, n_components=200, gamma=0.05, n_group_samples=r, random_state=0).fit(X)
+        errs.append(np.linalg.norm(f.transform(Xr) - f.transform(X)) / np.linalg.norm(f.transform(X)))
+    assert errs[0] > errs[1] > errs[2]
+    assert errs[2] < 0.5 * errs[0]
+
+
+def test_mroueh_theorem_1_inner_products_approach_s_minus_dG(rng):
+    """<Φ(x), Φ(z)> → s − d_G(x, z), d_G = (2πd)^{-1/2} E||g x − g' z|| (Mroueh et al. 2015, Theorem 1)."""
+    g = BlockPermutation(5, 8)
+    d = 40
+    X = rng.normal(size=(8, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    E = g.elements()
+    GX = g.act(X, E)  # (120, 8, d)
+    pairs = [(0, 1), (2, 3), (4, 5), (6, 7), (0, 5)]
+    eps = 0.9
+
+    def err(m, n, seed):
+        f = GroupCDFFeatures(g, n_templates=m, n_bins=n, epsilon=eps, random_state=seed).fit(X)
+        F = f.transform(X)
+        out = []
+        for i, j in pairs:
+            dG = np.linalg.norm(GX[:, i][:, None] - GX[:, j][None], axis=2).mean() / np.sqrt(2 * np.pi * d)
+            out.append(abs(F[i] @ F[j] - (1 + eps - dG)))
+        return np.mean(out)
+
+    coarse = np.mean([err(10, 5, s) for s in range(3)])
+    fine = np.mean([err(1500, 150, s) for s in range(3)])
+    assert fine < 0.02
+    assert fine < coarse / 3
+
+
+def test_raj_fourier_features_converge_to_exact_orbit_kernel_like_one_over_sqrt_s(rng):
+    g = ImageRotation((8, 8))
+    X = rng.normal(size=(10, 64))
+    errs = {}
+    for s in (100, 1600):
+        e = []
+        for seed in range(4):
+            f = OrbitFourierFeatures(g, n_components=s, gamma=0.02, n_group_samples=6, random_state=seed).fit(X)
+            K = HaarKernel(g, "rbf", gamma=0.02, elements=f.group_elements_)(X)
+            F = f.transform(X)
+            e.append(np.abs(F @ F.T - K).max())
+        errs[s] = np.mean(e)
+    ratio = errs[100] / errs[1600]  # 1/sqrt(s): expect sqrt(16) = 4
+    assert 2.5 < ratio < 6.5, errs
+
+
+def test_nystroem_is_exact_when_landmarks_span_the_orbits(rng):
+    """With every orbit point as a landmark, K_{gx,Z} K_ZZ^+ K_{Z,g'x'} = k(gx, g'x'), so Eq. 8 gives k_G exactly."""
+    g = BlockPermutation(4, 3)
+    X = rng.normal(size=(3, 12))
+    orbit = g.act(X, g.elements()).reshape(-1, 12)  # 72 points
+    f = OrbitNystroem(g, n_components=len(orbit), gamma=0.1, random_state=0).fit(orbit)
+    F = f.transform(X)
+    K = HaarKernel(g, "rbf", gamma=0.1)(X)
+    np.testing.assert_allclose(F @ F.T, K, atol=1e-6)
+
+
+def test_landmarks_from_orbits_and_montavon_groups(rng):
+    g = CoulombPermutation(4, sampling="montavon", noise=0.3)
+    X = np.abs(rng.normal(size=(12, 16)))
+    f = OrbitNystroem(g, n_components=5, landmarks="orbit", n_group_samples=7, random_state=0).fit(X)
+    assert f.transform(X).shape == (12, 5)
+    f2 = OrbitNystroem(g, n_components=5, landmarks="orbit", n_group_samples=7, random_state=0).fit(X)
+    np.testing.assert_array_equal(f.transform(X), f2.transform(X))
+
+
+def test_gicdf_value_range_and_output_layout(rng):
+    g = CyclicShift(16)
+    X = rng.normal(size=(20, 16))
+    f = GroupCDFFeatures(g, n_templates=3, n_bins=4, random_state=0).fit(X)
+    F = f.transform(X)
+    assert F.shape == (20, 3 * 9) and f.range_ == 1.5
+    cdf = F.reshape(20, 3, 9) / np.sqrt(1.5 / (4 * 3))
+    assert np.all(np.diff(cdf, axis=2) >= -1e-12) and cdf.max() <= 1 + 1e-12  # CDFs are non-decreasing, <= 1
+    auto = GroupCDFFeatures(g, n_templates=3, n_bins=4, value_range="auto", random_state=0).fit(X)
+    assert auto.range_ < 1.0
+    np.testing.assert_allclose(auto.transform(X).reshape(20, 3, 9)[:, :, -1] / np.sqrt(auto.range_ / 12), 1.0)
+
+
+def test_chunking_and_memory_budget_do_not_change_features(rng):
+    g = BlockPermutation(5, 8)
+    X = rng.normal(size=(64, 40))
+    f = OrbitFourierFeatures(g, n_components=50, random_state=3).fit(X)
+    F = f.transform(X)
+    f.set_params(max_memory_mb=0.2)
+    np.testing.assert_array_equal(f.transform(X), F)
+    assert f.plan_.chunk_rows(64, 40, 8) < 64  # the budget really forced several chunks
+    with pytest.raises(ValueError, match="max_memory_mb"):
+        f.set_params(max_memory_mb=1e-4).transform(X)
+
+
+def test_float32_in_float32_out(rng):
+    g = BlockPermutation(5, 8)
+    X = rng.normal(size=(10, 40))
+    for cls, kw in MAPS:
+        f = cls(g, random_state=0, **kw).fit(X)
+        F32 = f.transform(X.astype(np.float32))
+        assert F32.dtype == np.float32
+        np.testing.assert_allclose(F32, f.transform(X), atol=2e-3)
+
+
+def test_determinism_and_different_seeds(rng):
+    g = ImageRotation((6, 6))
+    X = rng.normal(size=(7, 36))
+    a = OrbitFourierFeatures(g, n_components=20, n_group_samples=5, random_state=4).fit_transform(X)
+    b = OrbitFourierFeatures(g, n_components=20, n_group_samples=5, random_state=4).fit_transform(X)
+    c = OrbitFourierFeatures(g, n_components=20, n_group_samples=5, random_state=5).fit_transform(X)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+def test_second_layer_is_rbfsampler_in_a_pipeline(rng):
+    """Raj et al. 2017, Remark 3: a Gaussian hyperkernel on orbit embeddings, approximated by RFF."""
+    g = CyclicShift(12)
+    base = rng.normal(size=(2, 12))
+    X = np.vstack([np.roll(base[i % 2], k) + 0.1 * rng.normal(size=12) for i, k in zip(range(80), rng.integers(0, 12, 80))])
+    y = np.arange(80) % 2
+    pipe = make_pipeline(OrbitFourierFeatures(g, n_components=100, gamma=0.05, random_state=0),
+                         RBFSampler(gamma=1.0, n_components=200, random_state=0), RidgeClassifier(alpha=1e-3))
+    pipe.fit(X[:60], y[:60])
+    assert pipe.score(X[60:], y[60:]) > 0.9
+
+
+def test_feature_names_and_pickle(rng):
+    X = rng.normal(size=(10, 40))
+    f = GroupCDFFeatures(BlockPermutation(5, 8), n_templates=2, n_bins=1, random_state=0).fit(X)
+    names = f.get_feature_names_out()
+    assert len(names) == 6 and names[0] == "groupcdffeatures0"
+    g = pickle.loads(pickle.dumps(f))
+    np.testing.assert_array_equal(g.transform(X), f.transform(X))
+
+
+@pytest.mark.parametrize("make, X, match", [
+    (lambda: GroupCDFFeatures(n_bins=0), np.ones((3, 4)), "n_bins"),
+    (lambda: GroupCDFFeatures(epsilon=1.5), np.ones((3, 4)), "epsilon"),
+    (lambda: GroupCDFFeatures(template_sampling="uniform"), np.ones((3, 4)), "template_sampling"),
+    (lambda: OrbitFourierFeatures(gamma=-1.0), np.ones((3, 4)), "gamma"),
+    (lambda: OrbitFourierFeatures(n_components=0), np.ones((3, 4)), "n_components"),
+    (lambda: OrbitFourierFeatures(n_group_samples=0), np.ones((3, 4)), "n_group_samples"),
+    (lambda: OrbitNystroem(n_components=10), np.ones((3, 4)), "landmarks requested"),
+    (lambda: OrbitNystroem(kernel="nope", n_components=2), np.ones((3, 4)), "kernel"),
+    (lambda: OrbitFourierFeatures(ImageRotation((4, 4))), np.ones((3, 15)), "16 features"),
+    (lambda: OrbitFourierFeatures(), np.array([[1.0, np.nan]]), "NaN"),
+    (lambda: OrbitFourierFeatures(), np.array([[1.0, np.inf]]), "infinity|inf"),
+    (lambda: OrbitFourierFeatures(), np.zeros((0, 3)), "0 sample"),
+    (lambda: OrbitFourierFeatures(), np.ones(3), "2D array"),
+    (lambda: OrbitFourierFeatures(max_memory_mb=0), np.ones((3, 4)), "max_memory_mb"),
+    (lambda: OrbitFourierFeatures(group="rotation"), np.ones((3, 4)), "Group"),
+])
+def test_bad_input_is_named(make, X, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        make().fit(X)
+
+
+def test_check_estimator_passes():
+    from sklearn.utils.estimator_checks import check_estimator
+    for est in (GroupCDFFeatures(n_templates=3, n_bins=2, random_state=0),
+                OrbitFourierFeatures(n_components=8, random_state=0),
+                OrbitNystroem(n_components=4, random_state=0)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check_estimator(est)
+
+
+def test_group_features_inside_grid_search(rng):
+    from sklearn.model_selection import GridSearchCV
+    X = rng.normal(size=(40, 12))
+    y = (X[:, :3].sum(1) > 0).astype(int)
+    pipe = make_pipeline(OrbitFourierFeatures(BlockPermutation(4, 3), n_components=20, random_state=0),
+                         RidgeClassifier())
+    gs = GridSearchCV(pipe, {"orbitfourierfeatures__gamma": [0.01, 0.1]}, cv=2).fit(X, y)
+    assert gs.best_params_["orbitfourierfeatures__gamma"] in (0.01, 0.1)
