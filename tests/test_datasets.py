@@ -79,6 +79,12 @@ def home(tmp_path):
     return d
 
 
+def add_member(tf, name, raw):
+    info = tarfile.TarInfo(name)
+    info.size = len(raw)
+    tf.addfile(info, io.BytesIO(raw))
+
+
 def idx_bytes(arr):
     codes = {np.dtype("u1"): 0x08, np.dtype("i1"): 0x09, np.dtype("i2"): 0x0B, np.dtype("i4"): 0x0C,
              np.dtype("f4"): 0x0D, np.dtype("f8"): 0x0E}
@@ -572,13 +578,9 @@ def write_fsdd_archive(path, speakers=("anna", "bob"), digits=(0, 3), indices=(0
             buf = io.BytesIO()
             wavfile.write(buf, 8000, np.column_stack([w, w]) if stereo else w)
             raw = buf.getvalue()
-            info = tarfile.TarInfo(f"free-spoken-digit-dataset-1.0.10/recordings/{d}_{s}_{i}.wav")
-            info.size = len(raw)
-            tf.addfile(info, io.BytesIO(raw))
+            add_member(tf, f"free-spoken-digit-dataset-1.0.10/recordings/{d}_{s}_{i}.wav", raw)
         readme = b"not a recording"
-        info = tarfile.TarInfo("free-spoken-digit-dataset-1.0.10/README.md")
-        info.size = len(readme)
-        tf.addfile(info, io.BytesIO(readme))
+        add_member(tf, "free-spoken-digit-dataset-1.0.10/README.md", readme)
     return waves
 
 
@@ -640,9 +642,7 @@ def write_lingspam_archive(path, texts=LING):
         for version in D.LINGSPAM_VERSIONS:
             for (part, name), text in texts.items():
                 raw = (text if version == "bare" else text.lower()).encode()
-                info = tarfile.TarInfo(f"lingspam_public/{version}/part{part}/{name}")
-                info.size = len(raw)
-                tf.addfile(info, io.BytesIO(raw))
+                add_member(tf, f"lingspam_public/{version}/part{part}/{name}", raw)
 
 
 def write_lingspam_npz(path, texts=LING):
@@ -722,9 +722,7 @@ def write_cifar_archive(path, n=2, extra=None):
         for i, name in enumerate([f"data_batch_{k}" for k in range(1, 6)] + ["test_batch"]):
             raw, d = batch_pickle(n, i, legacy_name=i % 2 == 0, extra=extra if name == "test_batch" else None)
             batches[name] = d
-            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
-            info.size = len(raw)
-            tf.addfile(info, io.BytesIO(raw))
+            add_member(tf, f"cifar-10-batches-py/{name}", raw)
     return batches
 
 
