@@ -47,10 +47,6 @@ def corrupt(path):
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
 
 
-class Boom(Exception):
-    pass
-
-
 def forbid(monkeypatch, target, name):
     """Make ``target.name`` fail the test if called (proves a file was not parsed)."""
     def spy(*args, **kwargs):
@@ -850,3 +846,36 @@ def test_dataset_status_verify(home, monkeypatch):
     corrupt(home / "mnist.npz")
     rows = {r["name"]: r for r in D.dataset_status(home, verify=True)}
     assert rows["mnist"]["status"] == "checksum mismatch" and rows["mnist"]["verified"] is False
+
+
+# --------------------------------------------------------------------------- partial canonical sets, QM7 X check
+def test_partial_canonical_set_download_only_the_missing_files(home, tmp_path, monkeypatch):
+    source = tmp_path / "server"
+    source.mkdir()
+    write_mnist_idx(source)
+    register(monkeypatch, "mnist", "canonical", source)
+    (home / "train-images-idx3-ubyte.gz").write_bytes((source / "train-images-idx3-ubyte.gz").read_bytes())
+    with pytest.raises(D.DatasetNotFoundError, match="found only train-images-idx3-ubyte.gz") as info:
+        D.load_mnist(home, download=False)
+    assert "train-labels-idx1-ubyte.gz" in info.value.missing
+    fetched = []
+
+    def fake_retrieve(url, known_hash, fname, path, progressbar):
+        fetched.append(fname)
+        (Path(path) / fname).write_bytes((source / fname).read_bytes())
+
+    monkeypatch.setattr(pooch, "retrieve", fake_retrieve)
+    assert D.load_mnist(home).source == "idx"
+    assert sorted(fetched) == sorted(set(mnist._IDX_FILES.values()) - {"train-images-idx3-ubyte.gz"})
+
+
+def test_qm7_mat_inconsistent_coulomb_matrices_warn(home, monkeypatch):
+    Z, R, T = tiny_qm7()
+    R_bohr = R / 0.529177
+    X = D.coulomb_matrices(Z, R_bohr, unit="bohr")
+    X[0, 0, 1] *= 2
+    scipy.io.savemat(home / "qm7.mat", dict(X=X, T=T[None], P=np.arange(10).reshape(5, 2), Z=Z, R=R_bohr))
+    register(monkeypatch, "qm7", "canonical", home)
+    with pytest.warns(UserWarning, match="stored Coulomb matrices X differ"):
+        b = D.load_qm7(home)
+    assert b.X[0, 0, 1] == X[0, 0, 1]  # returned as stored

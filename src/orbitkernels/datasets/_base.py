@@ -56,9 +56,6 @@ class DatasetNotFoundError(FileNotFoundError):
         self.missing = tuple(missing)
         self.urls = tuple(urls)
 
-    def __str__(self):  # FileNotFoundError would otherwise print only args[0] oddly formatted
-        return self.args[0]
-
 
 class DatasetChecksumError(ValueError):
     """A data file's checksum differs from the known one; the file was not read."""
@@ -79,10 +76,10 @@ def _data_home_and_origin(data_home=None):
     """Return ``(folder, origin)`` where origin says which rule chose the folder."""
     if data_home is not None:
         origin = "the data_home argument"
-        path = Path(os.fspath(data_home)).expanduser()
+        path = Path(os.fspath(data_home)).expanduser().absolute()
     elif os.environ.get(ENV_VAR, "").strip():
         origin = f"the {ENV_VAR} environment variable"
-        path = Path(os.environ[ENV_VAR].strip()).expanduser()
+        path = Path(os.environ[ENV_VAR].strip()).expanduser().absolute()
     else:
         path = Path(pooch.os_cache("orbitkernels"))
         path.mkdir(parents=True, exist_ok=True)
@@ -235,11 +232,9 @@ def _not_found(info, home, origin, *, forms, download, failure=None):
         lines.append(f"  - this project's conversion: {_describe_files(info.converted)}")
     if "canonical" in forms and info.canonical:
         present = [f.name for f in info.canonical if (home / f.name).is_file()]
-        lines.append(f"  - or the original file(s): {_describe_files(info.canonical)}"
+        lines.append(f"  - {'or ' if len(lines) > 1 else ''}the original file(s): {_describe_files(info.canonical)}"
                      + (f" (found only {', '.join(present)})" if present else ""))
-        urls = sorted({f.url for f in info.canonical if f.url})
-        if urls:
-            lines.append(f"    from {' , '.join(urls)}")
+        lines.extend(f"    from {f.url}" for f in info.canonical if f.url)
     if failure is not None:
         lines.append(f"Downloading failed: {failure}")
     elif not download:
