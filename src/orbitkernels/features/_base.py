@@ -6,9 +6,10 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._version import __version__
+from ..distributed import fit_dask, is_dask_array, transform_dask
 from ..groups.base import Group
 from ..utils.validation import check_int, check_random_state, check_real
-from ._engine import DEFAULT_MAX_MEMORY_MB, ProjectionPlan, resolve_elements, resolve_group
+from ._engine import DEFAULT_MAX_MEMORY_MB, DTYPES, FAST_PATHS, ProjectionPlan, resolve_elements, resolve_group
 
 __all__ = ["OrbitFeaturesBase", "IncompatibleVersionError"]
 
@@ -28,7 +29,10 @@ class OrbitFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     """Common ``fit``/``transform`` of the orbit feature maps.
 
     Subclasses implement ``_draw_templates(X, rng)``, ``_pool(S)`` and
-    ``_n_out``; the engine (:class:`~orbitkernels.features._engine.ProjectionPlan`)
+    ``_n_out`` (and optionally ``_pool_spec()``, the same pooling as an engine
+    pooling object that runs on the back-end); every map also takes the engine
+    options ``fast_path``, ``dtype``, ``backend`` and ``device``
+    (:class:`~orbitkernels.features._engine.ProjectionPlan`); the engine (:class:`~orbitkernels.features._engine.ProjectionPlan`)
     does the group-transformed projections in memory-bounded chunks.
     """
 
@@ -42,6 +46,11 @@ class OrbitFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         check_real(self.max_memory_mb, "max_memory_mb", low=0.0, low_open=True)
         if self.action not in ("auto", "templates", "data"):
             raise ValueError(f"action must be 'auto', 'templates' or 'data'; got {self.action!r}")
+        opts = self._engine_options()
+        if opts["fast_path"] not in FAST_PATHS:
+            raise ValueError(f"fast_path must be one of {FAST_PATHS}; got {opts['fast_path']!r}")
+        if opts["dtype"] not in (None,) + DTYPES:
+            raise ValueError(f"dtype must be None or one of {DTYPES}; got {opts['dtype']!r}")
 
     def _validate_X(self, X, reset):
         X = validate_data(self, X, reset=reset, dtype=[np.float64, np.float32])
@@ -61,6 +70,8 @@ class OrbitFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def fit(self, X, y=None):
         """Draw the templates and the group elements (all randomness is here)."""
+        if is_dask_array(X):  # scale-out path; dask stays optional (orbitkernels.distributed)
+            return fit_dask(self, X, y)
         self._check_common()
         X = self._validate_X(X, reset=True)
         rng = check_random_state(self.random_state)
@@ -71,10 +82,16 @@ class OrbitFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             group, self.group_elements_, self.group_weights_, self.templates_,
             action=self.action, similarity=self._similarity, kernel_params=self._kernel_params(),
             invariant_similarity=self._invariant_similarity(group), max_memory_mb=self.max_memory_mb,
-            define_on_templates=self._define_on_templates,
+            define_on_templates=self._define_on_templates, **self._engine_options(),
         )
         self._after_fit(X)
         return self
+
+    def _engine_options(self):
+        # fast_path / dtype / backend / device: the engine's knobs (docs/performance.md);
+        # getattr keeps estimators pickled before these parameters existed loadable.
+        return {name: getattr(self, name, default) for name, default in
+                (("fast_path", "auto"), ("dtype", None), ("backend", "numpy"), ("device", None))}
 
     def _after_fit(self, X):
         pass
@@ -86,12 +103,15 @@ class OrbitFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return self.plan_.mode
 
     def transform(self, X):
+        if is_dask_array(X):
+            return transform_dask(self, X)
         check_is_fitted(self, "plan_")
         X = self._validate_X(X, reset=False)
         X = self._prepare(X)
         # the budget may have been changed with set_params after fit
         self.plan_.max_memory_mb = check_real(self.max_memory_mb, "max_memory_mb", low=0.0, low_open=True)
-        return self.plan_.map(X, self._pool, self._n_features_out)
+        spec = getattr(self, "_pool_spec", None)
+        return self.plan_.map(X, spec() if spec is not None else self._pool, self._n_features_out)
 
     def _prepare(self, X):
         return X

@@ -17,6 +17,22 @@ under a memory budget, in one of two ways:
 * **data**: otherwise each chunk of rows is transformed by the r elements
   (r copies of the chunk at a time) and compared with the plain templates.
 
+Fast paths (``fast_path``), chosen automatically where they apply and are faster:
+
+* **fft** (:mod:`._fft`): for :class:`~orbitkernels.groups.CyclicShift` with all
+  shifts, the similarities with every shift are one circular
+  cross-correlation by real FFTs, O(N s r log r) instead of O(N s r d);
+* **polar** (:mod:`._polar`): for :class:`~orbitkernels.groups.polar.PolarRotation`,
+  images and templates are resampled on a polar grid where the A rotations are
+  cyclic shifts of the angle axis; all A similarities then cost one FFT pass
+  and one complex GEMM per angular frequency;
+* **gemm**: the templates side above, in the compute precision ``dtype``.
+
+The heavy arrays live on a back-end (:mod:`orbitkernels.backends`: NumPy, or
+PyTorch on any device) and the pooling runs there too when the feature map
+gives an engine pooling (:class:`CDFPool`, :class:`TrigPool`,
+:class:`LinearPool`); only the pooled features come back to NumPy.
+
 The feature maps supply only their templates, their η and their pooling.
 """
 from __future__ import annotations
@@ -24,12 +40,20 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.pairwise import pairwise_kernels
 
+from ..backends import get_backend
 from ..groups.base import Group, can_move_to_templates
+from ..groups.cyclic import CyclicShift
+from ..groups.polar import PolarRotation
 from ..utils.validation import check_real
+from ._fft import CyclicCorrelator
+from ._polar import polar_matrix
 
-__all__ = ["ProjectionPlan", "resolve_elements", "TrivialGroup", "DEFAULT_MAX_MEMORY_MB"]
+__all__ = ["ProjectionPlan", "resolve_elements", "TrivialGroup", "DEFAULT_MAX_MEMORY_MB", "FAST_PATHS",
+           "CDFPool", "TrigPool", "LinearPool"]
 
 DEFAULT_MAX_MEMORY_MB = 256.0
+FAST_PATHS = ("auto", "gemm", "fft", "polar", "none")
+DTYPES = ("auto", "float32", "float64")
 
 
 class TrivialGroup(Group):
@@ -101,6 +125,59 @@ def _as_kernel(similarity, kernel_params):
     return None if similarity == "dot" else _PairwiseKernel(similarity, kernel_params)
 
 
+class CDFPool:
+    """GICDF pooling (Mroueh Eq. 3): ``scale · Σ_k w_k 1{S_k <= range·b/n}``, b = -n..n, on the back-end."""
+
+    def __init__(self, weights, n_bins, value_range, scale):
+        self.weights = np.asarray(weights, dtype=float)
+        self.n_bins, self.value_range, self.scale = int(n_bins), float(value_range), float(scale)
+
+    def __call__(self, S, bk):
+        cdf = bk.cdf_pool(S, self.weights, self.n_bins, self.value_range)
+        return (cdf * self.scale).reshape(S.shape[0], -1)
+
+
+class TrigPool:
+    """LGIKA-RF pooling (Raj Eq. 7): ``scale · Σ_k w_k [cos S_k, sin S_k]`` or ``cos(S_k + b_j)``."""
+
+    def __init__(self, weights, scale, offset=None):
+        self.weights = np.asarray(weights, dtype=float)
+        self.scale = float(scale)
+        self.offset = None if offset is None else np.asarray(offset, dtype=float)
+
+    def __call__(self, S, bk):
+        w = bk.asarray(self.weights, S.dtype)
+        if self.offset is not None:
+            off = bk.asarray(self.offset, S.dtype).reshape(1, -1, 1)
+            return bk.matmul(bk.cos(S + off), w) * self.scale
+        return bk.concatenate([bk.matmul(bk.cos(S), w), bk.matmul(bk.sin(S), w)], 1) * self.scale
+
+
+class LinearPool:
+    """LGIKA-Nys pooling (Raj Eq. 8): ``(Σ_k w_k S_k) @ post``."""
+
+    def __init__(self, weights, post=None):
+        self.weights = np.asarray(weights, dtype=float)
+        self.post = None if post is None else np.asarray(post, dtype=float)
+
+    def __call__(self, S, bk):
+        pooled = bk.matmul(S, bk.asarray(self.weights, S.dtype))
+        return pooled if self.post is None else bk.matmul(pooled, bk.asarray(self.post, S.dtype))
+
+
+def _is_engine_pool(pool):
+    return isinstance(pool, (CDFPool, TrigPool, LinearPool))
+
+
+def _shift_index(group, elements):
+    """Flat shift index (row-major over the cyclic axes) of each element, for the FFT paths."""
+    if isinstance(group, PolarRotation):
+        A = group.n_angles
+        return np.mod(np.rint(elements[:, 0] * A / (2 * np.pi)).astype(np.int64), A)
+    K = np.rint(elements).astype(np.int64)
+    return np.ravel_multi_index(tuple(np.mod(K[:, a], group.shape[a]) for a in range(K.shape[1])), group.shape)
+
+
 class ProjectionPlan:
     """Computes ``S[i, j, k] = sim(g_k x_i, t_j)`` in bounded-memory chunks.
 
@@ -121,21 +198,45 @@ class ProjectionPlan:
         Whether ``sim(g x, g t) = sim(x, t)`` for this group's action.
     max_memory_mb : float
         Budget for the intermediate arrays of one chunk.
+    fast_path : {"auto", "gemm", "fft", "polar", "none"}
+        "auto": "fft" for a :class:`CyclicShift` when every shift is used,
+        "polar" for a :class:`PolarRotation`, else the GEMM (templates side)
+        or data path that ``action`` selects. "fft"/"polar" force the
+        correlation path (also with sampled elements, gathered from all shifts);
+        "gemm"/"none" force the direct path of ``action``. The FFT paths need
+        ``similarity="dot"``.
+    dtype : {"auto", "float32", "float64"}
+        Precision of the heavy loops. "auto" follows the input (float32 data,
+        as every loader returns, run in float32: BLAS sgemm, complex64 FFTs);
+        "float32" forces single precision for float64 input too (features stay
+        float64, with about 1e-6 relative error in the similarities).
+    backend, device : where the heavy loops run (:func:`orbitkernels.backends.get_backend`).
     """
 
     def __init__(self, group, elements, weights, templates, *, action="auto", similarity="dot",
                  kernel_params=None, invariant_similarity=True, max_memory_mb=DEFAULT_MAX_MEMORY_MB,
-                 define_on_templates=False):
+                 define_on_templates=False, fast_path="auto", dtype="auto", backend="numpy", device=None):
         if action not in ("auto", "templates", "data"):
             raise ValueError(f"action must be 'auto', 'templates' or 'data'; got {action!r}")
+        if fast_path not in FAST_PATHS:
+            raise ValueError(f"fast_path must be one of {FAST_PATHS}; got {fast_path!r}")
+        if dtype is None:
+            dtype = "auto"
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {DTYPES}; got {dtype!r}")
         self.max_memory_mb = check_real(max_memory_mb, "max_memory_mb", low=0.0, low_open=True)
         self.group = group
         self.elements = elements
         self.weights = np.asarray(weights, dtype=float)
         self.templates = templates
         self.similarity = similarity
+        self.dtype = dtype
+        self.backend = get_backend(backend, device)
         self._kernel = _as_kernel(similarity, kernel_params)
+        self._kernel_params = dict(kernel_params or {})
+        self.convention = "templates" if define_on_templates else "data"
         movable = can_move_to_templates(group) and invariant_similarity
+        path = self._choose_fast_path(fast_path, group, elements)
         if define_on_templates:
             # GICDF is defined through <x, g t>: the templates side is exact by definition.
             mode = "data" if action == "data" else "templates"
@@ -156,22 +257,103 @@ class ProjectionPlan:
             self._data_elements = elements
             self._template_elements = group.inverse(elements) if mode == "templates" else None
         self.mode = mode
+        self.path = path or ("gemm" if mode == "templates" else "data")
         s, r = len(templates), len(elements)
         self.n_templates, self.n_elements = s, r
-        if mode == "templates":
-            # (s, r, d): template j transformed by element k
+        if self.path == "gemm":
+            # (s, r, d): template j transformed by element k, so one GEMM row block per template
             T = group.act(templates, self._template_elements).transpose(1, 0, 2)
             self.transformed_templates = np.ascontiguousarray(T.reshape(s * r, -1))
         else:
             self.transformed_templates = None
+        if path in ("fft", "polar"):
+            idx = _shift_index(group, elements)
+            n_shifts = group.n_angles if path == "polar" else group.n_features
+            self._gather = None if np.array_equal(idx, np.arange(n_shifts)) else idx
+        self._cache = {}
+
+    def _choose_fast_path(self, fast_path, group, elements):
+        """"fft", "polar" or None (the direct GEMM / data path)."""
+        if fast_path in ("gemm", "none"):
+            return None
+        cyclic = isinstance(group, CyclicShift)
+        polar = isinstance(group, PolarRotation)
+        if fast_path == "auto":
+            if not self._fft_similarity():
+                return None
+            if polar:
+                return "polar"
+            # all shifts: the FFT computes them anyway; with few sampled shifts the GEMM is cheaper
+            if cyclic and len(elements) >= group.n_features:
+                return "fft"
+            return None
+        if not self._fft_similarity():
+            raise ValueError(
+                f"fast_path={fast_path!r} needs dot-product similarities (dot, linear or rbf kernels); "
+                f"got {self.similarity!r}"
+            )
+        if fast_path == "fft" and not cyclic:
+            raise ValueError(f"fast_path='fft' applies to CyclicShift groups; got {group!r}")
+        if fast_path == "polar" and not polar:
+            raise ValueError(f"fast_path='polar' applies to PolarRotation groups; got {group!r}")
+        return fast_path
+
+    def _fft_similarity(self):
+        # a unitary action keeps norms, so rbf is a function of the dot products and the norms
+        return self.similarity in ("dot", "linear", "rbf")
+
+    def _from_dots(self, S, x_sq, t_sq, d):
+        """Kernel values from dot products (rbf: exp(-γ(|x|² + |t|² - 2<x, t>)), sklearn's γ = 1/d default)."""
+        if self.similarity != "rbf":
+            return S
+        gamma = self._kernel_params.get("gamma")
+        gamma = 1.0 / d if gamma is None else float(gamma)
+        bk = self.backend
+        return bk.exp((S * 2.0 - x_sq.reshape(-1, 1, 1) - t_sq.reshape(1, -1, 1)) * gamma)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_cache"] = {}  # device arrays are rebuilt on first use
+        return state
 
     # ------------------------------------------------------------------
+    def compute_dtype(self, input_dtype):
+        return np.dtype(input_dtype if self.dtype == "auto" else self.dtype)
+
+    def _prepared(self, dtype):
+        """Per-precision template data on the back-end, built once (at the first transform)."""
+        key = np.dtype(dtype).name
+        if key in self._cache:
+            return self._cache[key]
+        bk = self.backend
+        if self.path == "gemm":
+            prep = bk.asarray(self.transformed_templates, key)
+        elif self.path == "data":
+            prep = bk.asarray(self.templates, key)
+        elif self.path == "fft":
+            T = np.asarray(self.templates).reshape((len(self.templates), 1) + self.group.shape)
+            prep = (CyclicCorrelator(T, self.convention, bk, key), bk.asarray((T.reshape(len(T), -1) ** 2).sum(1), key))
+        else:  # polar
+            P = polar_matrix(self.group)
+            R, A = self.group.n_radii, self.group.n_angles
+            Tp = np.asarray(P @ np.asarray(self.templates, dtype=float).T).T.reshape(-1, R, A)
+            Pb = P.astype(key) if bk.name == "numpy" else bk.asarray(P.toarray(), key)
+            t_sq = bk.asarray((Tp.reshape(len(Tp), -1) ** 2).sum(1), key)
+            prep = (Pb, CyclicCorrelator(Tp, self.convention, bk, key), t_sq)
+        self._cache[key] = prep
+        return prep
+
     def row_bytes(self, d, itemsize):
         s, r = self.n_templates, self.n_elements
+        if self.path in ("fft", "polar"):
+            prep = self._prepared(np.float32 if itemsize == 4 else np.float64)
+            corr = prep[1] if self.path == "polar" else prep[0]
+            extra = corr.B * corr.r * itemsize * 2 + d * itemsize
+            return corr.row_bytes(itemsize) + extra
         per_row = s * r  # the similarity tensor
-        if self.mode == "data":
+        if self.path == "data":
             per_row += r * d  # r transformed copies of the row
-        return per_row * itemsize * 2  # headroom for the nonlinearity's temporaries
+        return per_row * itemsize * 2  # headroom for the nonlinearity's temporaries (cos and sin)
 
     def chunk_rows(self, n, d, itemsize, extra_per_row=0):
         budget = self.max_memory_mb * 2**20
@@ -185,29 +367,68 @@ class ProjectionPlan:
             )
         return max(1, min(n, rows))
 
-    def similarities(self, Xc):
-        """``S`` for one chunk: (n_rows, s, r)."""
+    def _similarities(self, Xc, dtype):
+        """``S`` for one chunk as a back-end array: (n_rows, s, r)."""
+        bk = self.backend
         s, r = self.n_templates, self.n_elements
-        dtype = Xc.dtype
-        if self.mode == "templates":
-            T = self.transformed_templates.astype(dtype, copy=False)
-            S = Xc @ T.T if self._kernel is None else self._kernel(Xc, T).astype(dtype, copy=False)
-            return S.reshape(len(Xc), s, r)
-        Y = self.group.act(Xc, self._data_elements).astype(dtype, copy=False)  # (r, n, d)
-        T = self.templates.astype(dtype, copy=False)
-        flat = Y.reshape(r * len(Xc), -1)
-        S = flat @ T.T if self._kernel is None else self._kernel(flat, T).astype(dtype, copy=False)
-        return S.reshape(r, len(Xc), s).transpose(1, 2, 0)
+        n = len(Xc)
+        prep = self._prepared(dtype)
+        if self.path == "gemm":
+            if self._kernel is None:
+                S = bk.matmul(bk.asarray(Xc, dtype), prep.T)
+            else:
+                S = bk.asarray(self._kernel(Xc, self.transformed_templates), dtype)
+            return S.reshape(n, s, r)
+        if self.path == "data":
+            Y = self.group.act(Xc, self._data_elements).astype(dtype, copy=False)  # (r, n, d)
+            flat = Y.reshape(r * n, -1)
+            if self._kernel is None:
+                S = bk.matmul(bk.asarray(flat), prep.T)
+            else:
+                S = bk.asarray(self._kernel(flat, self.templates), dtype)
+            return bk.contiguous(bk.permute(S.reshape(r, n, s), (1, 2, 0)))
+        if self.path == "fft":
+            corr, t_sq = prep
+            Xb = bk.asarray(Xc, dtype)
+            S = corr(Xb.reshape((n, 1) + self.group.shape))
+        else:
+            P, corr, t_sq = prep
+            if bk.name == "numpy":
+                Xb = np.asarray(P @ np.asarray(Xc, dtype=dtype).T).T
+            else:
+                Xb = bk.matmul(bk.asarray(Xc, dtype), P.T)
+            S = corr(bk.contiguous(Xb).reshape(n, corr.B, *corr.L))
+        if self.similarity == "rbf":
+            S = self._from_dots(S, (Xb * Xb).sum(1), t_sq, Xc.shape[1])
+        if self._gather is not None:
+            S = bk.take(S, self._gather, 2)
+        return S
+
+    def similarities(self, Xc):
+        """``S`` for one chunk: (n_rows, s, r), as a NumPy array."""
+        Xc = np.asarray(Xc)
+        return self.backend.to_numpy(self._similarities(Xc, self.compute_dtype(Xc.dtype)))
 
     def map(self, X, pool, n_out, *, out_dtype=None, progress=None):
-        """Apply ``pool(S_chunk) -> (rows, n_out)`` over X in chunks and stack the results."""
+        """Apply ``pool`` to ``S`` over X in chunks and stack the results (rows, n_out).
+
+        ``pool`` is an engine pooling (runs on the back-end, see :class:`CDFPool`)
+        or any callable ``pool(S_numpy) -> (rows, n_out)``.
+        """
         n, d = X.shape
+        bk = self.backend
+        cdt = self.compute_dtype(X.dtype)
         out = np.empty((n, n_out), dtype=out_dtype or X.dtype)
-        rows = self.chunk_rows(n, d, X.dtype.itemsize, extra_per_row=n_out * X.dtype.itemsize)
+        engine_pool = _is_engine_pool(pool)
+        extra = n_out * max(cdt.itemsize, X.dtype.itemsize)
+        if isinstance(pool, CDFPool):
+            extra += self.n_templates * self.n_elements * 8  # the CDF's int64 bin indices
+        rows = self.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra)
         starts = range(0, n, rows)
         if progress is not None:
             starts = progress(starts, total=len(starts))
         for a in starts:
-            Xc = X[a : a + rows]
-            out[a : a + len(Xc)] = pool(self.similarities(Xc))
+            S = self._similarities(X[a : a + rows], cdt)
+            res = pool(S, bk) if engine_pool else pool(bk.to_numpy(S))
+            out[a : a + len(res)] = bk.to_numpy(res)
         return out

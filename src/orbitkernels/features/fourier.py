@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..utils.validation import check_int, check_real
+from ._engine import TrigPool
 from ._base import DEFAULT_MEMORY, OrbitFeaturesBase
 
 __all__ = ["OrbitFourierFeatures"]
@@ -36,10 +37,13 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         is unitary and q symmetric (Raj §2.2.1), which is exact for the sampled
         elements; otherwise the data are transformed.
     random_state, max_memory_mb
+    fast_path, dtype, backend, device
+        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
     """
 
     def __init__(self, group=None, *, gamma=1.0, n_components=100, n_group_samples=None, output="cos_sin",
-                 action="auto", random_state=None, max_memory_mb=DEFAULT_MEMORY):
+                 action="auto", random_state=None, max_memory_mb=DEFAULT_MEMORY,
+                 fast_path="auto", dtype=None, backend="numpy", device=None):
         self.group = group
         self.gamma = gamma
         self.n_components = n_components
@@ -48,6 +52,10 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         self.action = action
         self.random_state = random_state
         self.max_memory_mb = max_memory_mb
+        self.fast_path = fast_path
+        self.dtype = dtype
+        self.backend = backend
+        self.device = device
 
     def _draw_templates(self, X, rng):
         s = check_int(self.n_components, "n_components", min_value=1)
@@ -68,3 +76,9 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         if self.output == "cos":
             return np.sqrt(2.0 / s) * (np.cos(S + self.random_offset_.astype(S.dtype)[None, :, None]) @ w)
         return np.concatenate([np.cos(S) @ w, np.sin(S) @ w], axis=1) / np.sqrt(s)
+
+    def _pool_spec(self):
+        s = self.n_components
+        if self.output == "cos":
+            return TrigPool(self.group_weights_, np.sqrt(2.0 / s), offset=self.random_offset_)
+        return TrigPool(self.group_weights_, 1.0 / np.sqrt(s))

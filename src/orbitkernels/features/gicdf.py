@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..utils.validation import check_int, check_real
+from ._engine import CDFPool
 from ._base import DEFAULT_MEMORY, OrbitFeaturesBase
 
 __all__ = ["GroupCDFFeatures", "sample_cdf_templates"]
@@ -72,6 +73,8 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         GICDF is defined on transformed templates (<x, g t>); "data" uses
         <g^{-1} x, t>, equal for a unitary action with symmetric q.
     random_state, max_memory_mb : as usual.
+    fast_path, dtype, backend, device
+        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
 
     Notes
     -----
@@ -83,7 +86,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
 
     def __init__(self, group=None, *, n_templates=10, n_bins=25, n_group_samples=None, template_sampling="gaussian",
                  epsilon=0.5, normalize=True, value_range=None, action="templates", random_state=None,
-                 max_memory_mb=DEFAULT_MEMORY):
+                 max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy", device=None):
         self.group = group
         self.n_templates = n_templates
         self.n_bins = n_bins
@@ -95,6 +98,10 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         self.action = action
         self.random_state = random_state
         self.max_memory_mb = max_memory_mb
+        self.fast_path = fast_path
+        self.dtype = dtype
+        self.backend = backend
+        self.device = device
 
     def _draw_templates(self, X, rng):
         check_int(self.n_templates, "n_templates", min_value=1)
@@ -135,3 +142,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         counts = np.bincount(flat, weights=w, minlength=rows * m * (2 * n + 2)).reshape(rows, m, 2 * n + 2)
         cdf = np.cumsum(counts, axis=2)[:, :, : 2 * n + 1]
         return (np.sqrt(s_ / (n * m)) * cdf).reshape(rows, -1)
+
+    def _pool_spec(self):
+        m = self.n_templates
+        return CDFPool(self.group_weights_, self.n_bins, self.range_, np.sqrt(self.range_ / (self.n_bins * m)))

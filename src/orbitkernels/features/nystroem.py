@@ -7,7 +7,7 @@ from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
 
 from ..utils.validation import check_int
 from ._base import DEFAULT_MEMORY, UNITARY_INVARIANT_KERNELS, OrbitFeaturesBase
-from ._engine import resolve_group
+from ._engine import LinearPool, resolve_group
 
 __all__ = ["OrbitNystroem"]
 
@@ -38,13 +38,15 @@ class OrbitNystroem(OrbitFeaturesBase):
         the action is unitary, q symmetric and the kernel invariant under the
         common action: dot-product and Euclidean shift-invariant kernels for any
         unitary action; any kernel for actions that permute coordinates.
+    fast_path, dtype, backend, device
+        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
     """
 
     _similarity = None  # set per instance from ``kernel``
 
     def __init__(self, group=None, *, kernel="rbf", gamma=None, coef0=None, degree=None, kernel_params=None,
                  n_components=100, landmarks="data", n_group_samples=None, action="auto", random_state=None,
-                 max_memory_mb=DEFAULT_MEMORY):
+                 max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy", device=None):
         self.group = group
         self.kernel = kernel
         self.gamma = gamma
@@ -57,6 +59,10 @@ class OrbitNystroem(OrbitFeaturesBase):
         self.action = action
         self.random_state = random_state
         self.max_memory_mb = max_memory_mb
+        self.fast_path = fast_path
+        self.dtype = dtype
+        self.backend = backend
+        self.device = device
 
     def _kernel_params(self):
         params = dict(self.kernel_params or {})
@@ -105,3 +111,6 @@ class OrbitNystroem(OrbitFeaturesBase):
     def _pool(self, S):
         pooled = S @ self.group_weights_.astype(S.dtype)
         return pooled @ self.normalization_.T.astype(S.dtype)
+
+    def _pool_spec(self):
+        return LinearPool(self.group_weights_, self.normalization_.T)

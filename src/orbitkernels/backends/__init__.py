@@ -1,0 +1,37 @@
+"""Array back-ends for the heavy loops of the projection engine.
+
+The engine (:mod:`orbitkernels.features._engine`) is written once against a small
+interface, in the manner of kymatio's front-end/back-end split: a back-end
+provides array conversion, matmul, real FFTs, cos/sin and the weighted
+bincount-CDF of GICDF. ``"numpy"`` (NumPy + SciPy's pocketfft) is always
+available; ``"torch"`` runs the same loops on any PyTorch device and is an
+optional extra (``pip install orbitkernels[torch]``), imported only when asked.
+
+Back-end objects are cheap and stateless apart from the device, and pickle by
+name so fitted estimators stay portable.
+"""
+from __future__ import annotations
+
+__all__ = ["get_backend", "BACKENDS"]
+
+BACKENDS = ("numpy", "torch")
+
+
+def get_backend(name="numpy", device=None):
+    """The back-end called ``name`` ("numpy" or "torch") on ``device``.
+
+    ``device`` is ignored by NumPy (which runs on the CPU) and defaults to
+    ``"cpu"`` for torch. Asking for torch without it installed raises an
+    ImportError that says how to install it.
+    """
+    if not isinstance(name, str) or name not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}; got {name!r}")
+    if name == "numpy":
+        if device not in (None, "cpu"):
+            raise ValueError(f"the numpy backend runs on the CPU only; got device={device!r} (use backend='torch')")
+        from .numpy import NumpyBackend
+
+        return NumpyBackend()
+    from .torch import TorchBackend
+
+    return TorchBackend(device)

@@ -1,0 +1,97 @@
+"""Rotations on a polar grid: the finite group C_A whose action is a cyclic shift of polar samples.
+
+An image sampled on the polar grid p(ρ_i, θ_a) = c + ρ_i (cos θ_a, sin θ_a)
+(row, col coordinates, θ_a = 2πa/A) is turned by ``2πk/A`` exactly by rolling
+the angle axis by k: (g_k x)(p(ρ, θ_a)) = x(g_k^{-1} p(ρ, θ_a)) = x(p(ρ, θ_{a-k})).
+So <g_k x, t> for all A rotations is one circular cross-correlation along the
+angle axis, summed over radii: one FFT pass (:mod:`orbitkernels.features._polar`).
+
+On the pixel grid the group acts as :class:`ImageRotation` restricted to the A
+angles (bilinear warp, Raj et al. 2017 Lemma 2.1), which is what the direct
+(GEMM or data-side) paths of the engine use; the polar path instead computes the
+similarities on the polar resampling (see ``docs/performance.md`` for the
+approximation this makes).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..utils.validation import check_int, check_real
+from .distributions import Uniform, VonMises
+from .image import ImageRotation
+
+__all__ = ["PolarRotation"]
+
+
+class PolarRotation(ImageRotation):
+    """The A rotations by ``2πk/A`` of images, with q from a law on the angle.
+
+    Parameters
+    ----------
+    image_shape : (H, W)
+    n_angles : int, A (angles of the polar grid = elements of the group)
+    n_radii : int, optional, R (default ``ceil(min(H, W) / 2)``, one ring per pixel)
+    angle : Uniform or VonMises, optional
+        q on the A grid angles, ``q_k ∝ density(2πk/A)``. Default: uniform
+        (the Haar measure of C_A, which approximates that of SO(2)).
+        ``VonMises(kappa, loc)`` gives Raj et al.'s (§4.2) non-uniform q.
+    max_radius : float, optional
+        Outer radius of the grid in pixels (default ``min(H, W) / 2``, the
+        inscribed disc: the corners are not seen by the polar path).
+    """
+
+    def __init__(self, image_shape, n_angles=64, n_radii=None, angle=None, max_radius=None):
+        super().__init__(image_shape, n_angles=n_angles)
+        if len(self.image_shape) != 2:
+            raise ValueError(f"PolarRotation needs single-channel images (H, W); got {self.image_shape}")
+        H, W = self.image_shape
+        self.n_radii = check_int(n_radii if n_radii is not None else int(np.ceil(min(H, W) / 2)),
+                                 "n_radii", min_value=1)
+        self.max_radius = check_real(max_radius if max_radius is not None else min(H, W) / 2.0,
+                                     "max_radius", low=0.0, low_open=True)
+        if angle is not None and not isinstance(angle, (Uniform, VonMises)):
+            raise TypeError(f"angle must be Uniform or VonMises (a density on the grid); got {angle!r}")
+        self.angle_law = angle
+        self._w = self._grid_weights()
+
+    def _repr_args(self):
+        law = "" if self.angle_law is None else f", angle={self.angle_law!r}"
+        return f"image_shape={self.image_shape}, n_angles={self.n_angles}, n_radii={self.n_radii}{law}"
+
+    def _grid_weights(self):
+        theta = 2 * np.pi * np.arange(self.n_angles) / self.n_angles
+        law = self.angle_law
+        if law is None:
+            return None
+        if isinstance(law, VonMises):
+            w = np.exp(law.kappa * (np.cos(theta - law.loc) - 1.0))
+        else:
+            width = law.high - law.low
+            rel = np.mod(theta - law.low, 2 * np.pi)
+            w = ((rel <= width + 1e-12) | (width >= 2 * np.pi)).astype(float)
+        if w.sum() <= 0:
+            raise ValueError(f"{law!r} puts no mass on the {self.n_angles} grid angles")
+        return w / w.sum()
+
+    def weights(self):
+        return None if self._w is None else self._w.copy()
+
+    @property
+    def weights_array(self):
+        """q over the A angles as a full array (uniform when no law was given)."""
+        return np.full(self.n_angles, 1.0 / self.n_angles) if self._w is None else self._w
+
+    def distribution_symmetric(self):
+        w = self.weights_array
+        return bool(np.allclose(w, np.roll(w[::-1], 1)))  # q(k) = q(-k)
+
+    def polar_grid(self):
+        """Sample points (R, A, 2) in (row, col) pixel coordinates and their area weights (R,)."""
+        H, W = self.image_shape
+        c = np.array([(H - 1) / 2.0, (W - 1) / 2.0])
+        dr = self.max_radius / self.n_radii
+        rho = (np.arange(self.n_radii) + 0.5) * dr
+        theta = 2 * np.pi * np.arange(self.n_angles) / self.n_angles
+        pts = c + rho[:, None, None] * np.stack([np.cos(theta), np.sin(theta)], -1)[None]
+        area = rho * dr * (2 * np.pi / self.n_angles)  # ρ dρ dθ: <Px, Pt> ≈ ∫ x t du
+        return pts, area

@@ -1,0 +1,147 @@
+"""Fast paths of the projection engine: FFT cyclic correlation, polar rotations, float32 GEMM.
+
+Each fast path must give the features of the direct path (same templates, same
+elements, same weights) to float32 accuracy, and keep the invariances.
+"""
+import numpy as np
+import pytest
+
+from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
+from orbitkernels.groups import CyclicShift, ImageRotation, VonMises
+from orbitkernels.groups.polar import PolarRotation
+
+MAPS = [
+    (OrbitFourierFeatures, dict(n_components=20, gamma=0.05)),
+    (OrbitFourierFeatures, dict(n_components=20, gamma=0.05, output="cos")),
+    (GroupCDFFeatures, dict(n_templates=5, n_bins=6, value_range="auto")),
+    (OrbitNystroem, dict(n_components=6, kernel="linear")),
+    (OrbitNystroem, dict(n_components=6, kernel="rbf", gamma=0.05)),
+]
+
+
+@pytest.mark.parametrize("cls, kw", MAPS)
+@pytest.mark.parametrize("shape, weighted", [((16,), False), ((6, 5), False), ((12,), True), ((4, 6), True)])
+def test_fft_equals_direct(cls, kw, shape, weighted, rng):
+    w = rng.uniform(0.1, 1.0, size=shape) if weighted else None  # a non-symmetric q: weighted pooling
+    g = CyclicShift(shape, weights=w)
+    X = rng.normal(size=(9, g.n_features))
+    action = "data" if (weighted and cls is not GroupCDFFeatures) else "auto"
+    fast = cls(g, random_state=0, fast_path="auto", action=action, **kw).fit(X)
+    slow = cls(g, random_state=0, fast_path="none", action=action, **kw).fit(X)
+    assert fast.plan_.path == "fft" and slow.plan_.path in ("gemm", "data")
+    np.testing.assert_allclose(fast.transform(X), slow.transform(X), atol=1e-4 if cls is not GroupCDFFeatures else 0)
+
+
+def test_fft_with_sampled_shifts_gathers_and_auto_prefers_gemm(rng):
+    g = CyclicShift((5, 7))
+    X = rng.normal(size=(6, 35))
+    kw = dict(n_components=10, gamma=0.1, n_group_samples=8, random_state=2)
+    auto = OrbitFourierFeatures(g, **kw).fit(X)
+    assert auto.plan_.path == "gemm"  # 8 of 35 shifts: direct GEMM is cheaper
+    forced = OrbitFourierFeatures(g, fast_path="fft", **kw).fit(X)
+    assert forced.plan_.path == "fft"
+    np.testing.assert_allclose(forced.transform(X), auto.transform(X), atol=1e-10)
+
+
+def test_fft_float32_matches_float64_to_1e4(rng):
+    g = CyclicShift((8, 8))
+    X = rng.normal(size=(10, 64))
+    f64 = OrbitFourierFeatures(g, n_components=30, gamma=0.02, random_state=0).fit(X)
+    f32 = OrbitFourierFeatures(g, n_components=30, gamma=0.02, random_state=0, dtype="float32").fit(X)
+    F = f32.transform(X)
+    assert F.dtype == np.float64  # the output follows the input; only the loops run in float32
+    np.testing.assert_allclose(F, f64.transform(X), atol=1e-4)
+
+
+def test_fast_path_validation(rng):
+    X = rng.normal(size=(4, 16))
+    with pytest.raises(ValueError, match="fast_path"):
+        OrbitFourierFeatures(CyclicShift(16), fast_path="warp").fit(X)
+    with pytest.raises(ValueError, match="CyclicShift"):
+        OrbitFourierFeatures(ImageRotation((4, 4), n_angles=4), fast_path="fft").fit(X)
+    with pytest.raises(ValueError, match="PolarRotation"):
+        OrbitFourierFeatures(CyclicShift(16), fast_path="polar").fit(X)
+    with pytest.raises(ValueError, match="dtype"):
+        OrbitFourierFeatures(CyclicShift(16), dtype="float16").fit(X)
+    with pytest.raises(ValueError, match="dot-product"):
+        OrbitNystroem(CyclicShift(16), kernel="laplacian", n_components=3, fast_path="fft").fit(X)
+
+
+def test_gemm_float32_path_is_accurate(rng):
+    g = ImageRotation((10, 10), n_angles=8)
+    X = rng.normal(size=(12, 100))
+    a = OrbitFourierFeatures(g, n_components=40, gamma=0.01, random_state=0).fit(X)
+    b = OrbitFourierFeatures(g, n_components=40, gamma=0.01, random_state=0, dtype="float32").fit(X)
+    assert a.plan_.path == b.plan_.path == "gemm"
+    np.testing.assert_allclose(b.transform(X), a.transform(X), atol=1e-5)
+
+
+# ---------------------------------------------------------------- polar rotations
+def _blobs(n, size, rng):
+    """Smooth images (sums of Gaussian bumps inside the inscribed disc): interpolation is accurate on them."""
+    u = np.indices((size, size)).reshape(2, -1).T - (size - 1) / 2
+    X = np.zeros((n, size * size))
+    for i in range(n):
+        for _ in range(3):
+            c = rng.uniform(-size / 4, size / 4, 2)
+            X[i] += rng.uniform(0.5, 1) * np.exp(-((u - c) ** 2).sum(1) / (2 * (size / 10) ** 2))
+    return X
+
+
+@pytest.mark.parametrize("cls, kw", MAPS[:3] + MAPS[4:])
+def test_polar_invariance_exact_for_quarter_turns_and_grid_shifts(cls, kw, rng):
+    g = PolarRotation((16, 16), n_angles=32)
+    X = _blobs(6, 16, rng)
+    f = cls(g, random_state=0, **kw).fit(X)
+    assert f.plan_.path == "polar"
+    F = f.transform(X)
+    # a quarter turn maps the pixel grid and the polar grid (32 angles) onto themselves: exact
+    X90 = np.rot90(X.reshape(-1, 16, 16), k=1, axes=(1, 2)).reshape(len(X), -1)
+    np.testing.assert_allclose(f.transform(X90), F, atol=1e-6 if cls is not GroupCDFFeatures else 0.05)
+    # any grid shift of the polar samples: exact (this is what a rotation by 2πk/A does to them)
+    _, corr, _ = f.plan_._prepared(np.float64)
+    P = f.plan_._prepared(np.float64)[0]
+    Xp = np.asarray(P @ X.T).T.reshape(len(X), g.n_radii, g.n_angles)
+    S0 = corr(Xp)
+    for k in (1, 5, 13):
+        Sk = corr(np.roll(Xp, k, axis=2))
+        np.testing.assert_allclose(np.sort(Sk, axis=2), np.sort(S0, axis=2), atol=1e-9)
+
+
+def test_polar_invariance_approximate_for_arbitrary_angles(rng):
+    """Stated tolerance: on smooth 32x32 images, relative feature change <= 10% for any angle (bilinear rotation of the input included),
+    versus >= 10x that for features without the group."""
+    size = 32
+    g = PolarRotation((size, size), n_angles=64)
+    X = _blobs(8, size, rng)
+    f = OrbitFourierFeatures(g, n_components=200, gamma=0.2, random_state=0).fit(X)
+    plain = OrbitFourierFeatures(None, n_components=200, gamma=0.2, random_state=0).fit(X)
+    F, F0 = f.transform(X), plain.transform(X)
+    for angle in (0.3, 1.0, 2.2):
+        Xr = ImageRotation((size, size)).act(X, [[angle]])[0]
+        rel = np.linalg.norm(f.transform(Xr) - F) / np.linalg.norm(F)
+        rel0 = np.linalg.norm(plain.transform(Xr) - F0) / np.linalg.norm(F0)
+        assert rel < 0.10 and rel0 > 10 * rel, (angle, rel, rel0)
+
+
+@pytest.mark.parametrize("angle_law", [None, VonMises(2.0)])
+def test_polar_close_to_direct_warp_path(angle_law, rng):
+    """The polar path approximates the direct (bilinear-warp GEMM) path with the same A angles and q."""
+    size = 24
+    g = PolarRotation((size, size), n_angles=48, angle=angle_law)
+    X = _blobs(10, size, rng)
+    kw = dict(n_components=300, gamma=0.02, random_state=0)
+    polar = OrbitFourierFeatures(g, **kw).fit(X)
+    direct = OrbitFourierFeatures(g, fast_path="none", **kw).fit(X)
+    assert direct.plan_.path == "gemm"
+    Kp, Kd = polar.transform(X), direct.transform(X)
+    Kp, Kd = Kp @ Kp.T, Kd @ Kd.T
+    assert np.abs(Kp - Kd).max() < 0.05 * np.abs(Kd).max()
+
+
+def test_polar_von_mises_weights_and_symmetry():
+    g = PolarRotation((8, 8), n_angles=16, angle=VonMises(1.5))
+    w = g.weights()
+    assert np.isclose(w.sum(), 1) and w.argmax() == 0 and g.is_symmetric
+    assert not PolarRotation((8, 8), n_angles=16, angle=VonMises(1.5, loc=0.7)).is_symmetric
+    assert PolarRotation((8, 8), n_angles=16).weights() is None
