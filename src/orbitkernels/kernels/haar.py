@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
 
-from ..features._base import UNITARY_INVARIANT_KERNELS
 from ..features._engine import resolve_elements, resolve_group
 from ..groups.base import can_move_to_templates
 from ..utils.validation import check_data, check_int, check_random_state, check_real
@@ -23,8 +22,9 @@ class HaarKernel:
     elements on both sides, i.e. exactly the kernel that :class:`OrbitFourierFeatures`
     and :class:`OrbitNystroem` approximate for those elements.
 
-    Single-sum shortcut: when q is uniform on a finite group, the action unitary
-    and the base kernel invariant under it, g^{-1} g' is again uniform, so
+    Single-sum shortcut: when q is uniform on a finite group acting by exact
+    permutations of coordinates (permutations, cyclic shifts), for which every
+    base kernel is invariant under the common action, g^{-1} g' is again uniform, so
     k_G(x, x') = (1/|G|) Σ_h k(x, h x') exactly: O(|G|) instead of O(|G|^2) per pair.
 
     Use it as a callable kernel (``SVC(kernel=HaarKernel(...))``) or build a
@@ -72,14 +72,15 @@ class HaarKernel:
             self.elements_, self.weights_ = resolve_elements(self.group, self.n_group_samples, check_random_state(random_state))
         uniform_finite = (elements is None and self.group.is_finite and self.n_group_samples is None
                           and self.group.weights() is None)
-        invariant = (isinstance(base_kernel, str) and base_kernel in UNITARY_INVARIANT_KERNELS) or bool(
-            getattr(self.group, "permutes_coordinates", False)
-        )
-        allowed = uniform_finite and can_move_to_templates(self.group) and invariant
+        # The identity E_{g,g'} k(gx, g'y) = E_h k(x, hy) needs an exact representation:
+        # interpolated image actions are only approximately unitary and approximately
+        # closed under composition, and the single sum is then not even symmetric.
+        exact = bool(getattr(self.group, "permutes_coordinates", False))
+        allowed = uniform_finite and exact and can_move_to_templates(self.group)
         if single_sum is True and not allowed:
             raise ValueError(
-                "single_sum=True is exact only for the uniform law on a finite group with a unitary action "
-                "and a base kernel invariant under it"
+                "single_sum=True is exact only for the uniform law on a finite group acting by exact "
+                "permutations of coordinates (interpolated image actions do not qualify)"
             )
         self.single_sum_ = allowed if single_sum == "auto" else bool(single_sum)
 

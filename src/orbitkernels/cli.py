@@ -1,0 +1,159 @@
+"""``orbitkernels`` command line: demo, reproduce, bench, datasets.
+
+Thin by design: it parses, calls the library, and shows progress (tqdm on
+stderr, silenced by ``--quiet``); ``--json`` prints machine-readable results on
+stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ._version import __version__
+from .utils.io import NumpyJSONEncoder
+from .utils.progress import set_quiet
+
+
+def _print_json(obj):
+    print(json.dumps(obj, cls=NumpyJSONEncoder, indent=1))
+
+
+def _cmd_demo(args):
+    from .demo import run_demo
+
+    result = run_demo(out_dir=args.out, seed=args.seed, quick=args.quick, verbose=not args.json)
+    if args.json:
+        _print_json(result)
+    else:
+        print(f"\nwrote {result['png']} and {args.out}/demo.json")
+    return 0
+
+
+def _cmd_reproduce(args):
+    from .experiments import PAPERS, get_experiments
+
+    if args.paper not in PAPERS:
+        print(f"unknown paper {args.paper!r}; choose one of: {', '.join(sorted(PAPERS))}", file=sys.stderr)
+        return 2
+    try:
+        experiments = get_experiments(args.paper)
+    except ImportError as exc:
+        print(f"the {args.paper} reproduction is not available in this build: {exc}", file=sys.stderr)
+        return 2
+    if args.list:
+        for name in experiments:
+            print(name)
+        return 0
+    names = list(experiments) if args.experiment in (None, "all") else [args.experiment]
+    unknown = [n for n in names if n not in experiments]
+    if unknown:
+        print(f"unknown experiment {unknown[0]!r} for {args.paper}; choose from: {', '.join(experiments)}",
+              file=sys.stderr)
+        return 2
+    results = {}
+    for name in names:
+        res = experiments[name](quick=args.quick, out_dir=args.out, resume=not args.no_resume, seed=args.seed)
+        results[name] = res
+        if not args.json:
+            print(f"\n{args.paper} / {name}: {res.get('wall_time_s', '?')} s")
+            for cell in res.get("headline", []):
+                paper = "—" if cell.get("paper") is None else cell["paper"]
+                print(f"  {cell['name']}: ours {cell['ours']}   paper {paper}   ({cell['better']} is better)")
+    if args.json:
+        _print_json(results if len(results) > 1 else next(iter(results.values())))
+    return 0
+
+
+def _cmd_bench(args):
+    try:
+        from .bench import run_benchmarks
+    except ImportError as exc:
+        print(f"benchmarks are not available in this build: {exc}", file=sys.stderr)
+        return 2
+    result = run_benchmarks(names=args.name or None, quick=args.quick, out_dir=args.out)
+    if args.json:
+        _print_json(result)
+    else:
+        for name, res in (result or {}).items():
+            print(f"{name}: {res.get('summary', '') if isinstance(res, dict) else res}")
+    return 0
+
+
+def _cmd_datasets(args):
+    from .datasets import dataset_status
+
+    rows = dataset_status(data_home=args.data_home, verify=args.verify)
+    if args.json:
+        _print_json(rows)
+        return 0
+    for row in rows:
+        print(f"{row['name']:<15} {row['status']:<12} {row.get('data_home', '')}")
+        if row.get("missing"):
+            print(f"{'':15} missing: {', '.join(map(str, row['missing']))}")
+            urls = row.get("urls") or []
+            if urls:
+                print(f"{'':15} from: {urls[0]}")
+        if row.get("note"):
+            print(f"{'':15} {row['note']}")
+    return 0
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="orbitkernels",
+        description="Learning with group invariances through kernels: demo, paper reproductions, benchmarks, data.",
+    )
+    parser.add_argument("--version", action="version", version=f"orbitkernels {__version__}")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--json", action="store_true", help="print machine-readable results on stdout")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,reproduce,bench,datasets}")
+
+    p = sub.add_parser("demo", help="rotation-invariant digits: plain RFF vs orbit features vs Haar kernel (~1 min)")
+    p.add_argument("--out", default="demo_output", help="folder for demo.json and demo.png (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="smaller sizes (a few seconds)")
+    p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("reproduce", help="reproduce a paper's tables and figures (results/<paper>/*.json + PNG)")
+    p.add_argument("paper", help="mroueh2015, raj2017 or teo2007")
+    p.add_argument("--experiment", "-e", default=None, help="one experiment (default: all); --list shows them")
+    p.add_argument("--list", action="store_true", help="list the paper's experiments")
+    p.add_argument("--quick", action="store_true", help="tiny configuration (pipeline check, under a minute)")
+    p.add_argument("--out", default=None, help="results root (default: $ORBITKERNELS_RESULTS or ./results)")
+    p.add_argument("--no-resume", action="store_true", help="recompute cells finished by an interrupted run")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_reproduce)
+
+    p = sub.add_parser("bench", help="speed and memory benchmarks, reported as ratios (results/bench/*.json)")
+    p.add_argument("--name", action="append", help="a benchmark to run (repeatable; default: all)")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--out", default=None)
+    p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("datasets", help="where each dataset is looked for, and whether it is there")
+    p.add_argument("--data-home", default=None, help="data folder (default: $ORBITKERNELS_DATA or the user cache)")
+    p.add_argument("--verify", action="store_true", help="also check the files' checksums (slower)")
+    p.set_defaults(func=_cmd_datasets)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    set_quiet(args.quiet or args.json)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished cells are saved; run the same command again to resume", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        print(f"orbitkernels: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""The console script and the demo (main job), quick mode."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+from orbitkernels.cli import main
+from orbitkernels.demo import run_demo
+from orbitkernels.diagnostics import invariance_error
+from orbitkernels.features import OrbitFourierFeatures
+from orbitkernels.groups import BlockPermutation
+
+
+def test_help_lists_commands(capsys):
+    out = subprocess.run([sys.executable, "-m", "orbitkernels", "--help"], capture_output=True, text=True, check=True)
+    for cmd in ("demo", "reproduce", "bench", "datasets"):
+        assert cmd in out.stdout
+
+
+def test_unknown_paper_and_experiment_fail_clearly(capsys):
+    assert main(["reproduce", "smith1999"]) == 2
+    assert "choose one of" in capsys.readouterr().err
+
+
+def test_demo_quick_beats_plain_rff_on_rotated_digits(tmp_path):
+    res = run_demo(out_dir=tmp_path, quick=True, verbose=False)
+    table = res["table"]
+    up = "upright train -> rotated test"
+    plain = table["RFF + RLS"][up]["accuracy"]
+    assert table["Orbit RFF (Raj) + RLS"][up]["accuracy"] > plain + 0.3
+    assert table["GICDF (Mroueh) + RLS"][up]["accuracy"] > plain + 0.3
+    assert (tmp_path / "demo.png").stat().st_size > 1000
+    assert json.loads((tmp_path / "demo.json").read_text())["quick"] is True
+
+
+def test_invariance_error_separates_invariant_from_plain(rng):
+    from sklearn.kernel_approximation import RBFSampler
+    g = BlockPermutation(4, 3)
+    X = rng.normal(size=(20, 12))
+    inv = invariance_error(OrbitFourierFeatures(g, n_components=20, random_state=0).fit(X), X, g, n_elements=None)
+    plain = invariance_error(RBFSampler(n_components=20, random_state=0).fit(X), X, g, n_elements=None)
+    assert inv["max"] < 1e-10 and plain["mean"] > 0.1 and inv["n_elements"] == 24
