@@ -41,3 +41,13 @@ def test_invariance_error_separates_invariant_from_plain(rng):
     inv = invariance_error(OrbitFourierFeatures(g, n_components=20, random_state=0).fit(X), X, g, n_elements=None)
     plain = invariance_error(RBFSampler(n_components=20, random_state=0).fit(X), X, g, n_elements=None)
     assert inv["max"] < 1e-10 and plain["mean"] > 0.1 and inv["n_elements"] == 24
+
+
+def test_results_report_renders_headlines(tmp_path):
+    from orbitkernels.experiments._runner import ExperimentRun, headline
+    from orbitkernels.experiments.report import render_results
+    run = ExperimentRun("raj2017", "toy", {"a": 1}, out_dir=tmp_path)
+    run.finish({"x": [1]}, [headline("acc", 0.97, 0.9683), headline("rmse", 12.0, 10.82, better="lower")])
+    md = render_results(tmp_path)
+    assert "| acc | 0.97 | 0.9683 | higher | meets or beats |" in md
+    assert "| rmse | 12 | 10.82 | lower | above |" in md
