@@ -97,6 +97,16 @@ def test_fitted_state_is_one_graph_key(data):
     assert len(set.union(*deps) - shared) == 12
 
 
+def test_two_transforms_in_one_graph_do_not_collide(client, data):
+    X, _ = data
+    f = MAPS["gicdf"]().fit(X)
+    Xd = da.from_array(X, chunks=(40, -1))
+    a, b = f.transform(Xd[:120]), f.transform(Xd[120:])  # same block layout, different rows
+    assert not set(a.__dask_keys__()[0][0:1]) & set(b.__dask_keys__()[0][0:1])
+    got = client.gather(client.compute([a, b]), )
+    np.testing.assert_allclose(np.vstack(got), f.transform(X), rtol=1e-10, atol=1e-12)
+
+
 def test_fit_on_a_sample_when_data_exceed_sample_size(client, data):
     X, _ = data
     idx = fit_sample_indices(len(X), 50, 1)

@@ -139,7 +139,7 @@ def transform_dask(estimator, X, *, ship="auto"):
     dtype = _out_dtype(X.dtype)
     state = _ship(estimator, ship)
     return X.map_blocks(_transform_block, state, n_out, dtype, dtype=dtype, chunks=(X.chunks[0], (n_out,)),
-                        meta=np.empty((0, n_out), dtype=dtype), name=f"{type(estimator).__name__.lower()}-transform")
+                        meta=np.empty((0, n_out), dtype=dtype), token=f"{type(estimator).__name__.lower()}-transform")
 
 
 def _seed_from(random_state):
@@ -357,6 +357,14 @@ def _predict_block(X, coef, intercept):
     return np.asarray(X, dtype=np.float64) @ coef + intercept
 
 
+def _decision_block(X, state):
+    return _predict_block(X, *state)
+
+
+def _class_block(P, classes):
+    return classes[P.argmax(axis=1)]
+
+
 class _RidgeBase(BaseEstimator):
     _task = "regression"
 
@@ -445,7 +453,7 @@ class _RidgeBase(BaseEstimator):
         X = _as_row_chunked(X)
         k = coef.shape[1]
         state = _ship((coef, intercept), "delayed")
-        return X.map_blocks(lambda b, s: _predict_block(b, *s), state, dtype=np.float64,
+        return X.map_blocks(_decision_block, state, dtype=np.float64,
                             chunks=(X.chunks[0], (k,)), meta=np.empty((0, k)))
 
 
@@ -488,6 +496,6 @@ class DistributedRidgeClassifier(ClassifierMixin, _RidgeBase):
         P = self.decision_function(X)
         classes = self.classes_
         if is_dask_array(P):
-            return P.map_blocks(lambda b: classes[b.argmax(axis=1)], drop_axis=1, dtype=classes.dtype,
+            return P.map_blocks(_class_block, classes, drop_axis=1, dtype=classes.dtype,
                                 meta=np.empty((0,), dtype=classes.dtype))
         return classes[P.argmax(axis=1)]
