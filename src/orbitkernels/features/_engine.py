@@ -54,6 +54,8 @@ __all__ = ["ProjectionPlan", "resolve_elements", "TrivialGroup", "DEFAULT_MAX_ME
 DEFAULT_MAX_MEMORY_MB = 256.0
 FAST_PATHS = ("auto", "gemm", "fft", "polar", "none")
 DTYPES = ("auto", "float32", "float64")
+#: size of the similarity block pooled at once on the CPU (fits in L2/L3 with its temporaries)
+POOL_BLOCK_BYTES = 2 * 2**20
 
 
 class TrivialGroup(Group):
@@ -132,9 +134,19 @@ class CDFPool:
         self.weights = np.asarray(weights, dtype=float)
         self.n_bins, self.value_range, self.scale = int(n_bins), float(value_range), float(scale)
 
-    def __call__(self, S, bk):
+    def __call__(self, S, bk, layout="nsr"):
+        if layout == "rns":  # a cache-sized block: the transposition is cheap here
+            S = bk.contiguous(bk.permute(S, (1, 2, 0)))
         cdf = bk.cdf_pool(S, self.weights, self.n_bins, self.value_range)
         return (cdf * self.scale).reshape(S.shape[0], -1)
+
+
+def _wsum(bk, V, w, layout):
+    """Σ_k w_k V[..k..] for S laid out (n, s, r) ("nsr") or (r, n, s) ("rns", one GEMV)."""
+    if layout == "nsr":
+        return bk.matmul(V, w)
+    r = V.shape[0]
+    return bk.matmul(w.reshape(1, r), V.reshape(r, -1)).reshape(V.shape[1], V.shape[2])
 
 
 class TrigPool:
@@ -145,12 +157,13 @@ class TrigPool:
         self.scale = float(scale)
         self.offset = None if offset is None else np.asarray(offset, dtype=float)
 
-    def __call__(self, S, bk):
+    def __call__(self, S, bk, layout="nsr"):
         w = bk.asarray(self.weights, S.dtype)
         if self.offset is not None:
-            off = bk.asarray(self.offset, S.dtype).reshape(1, -1, 1)
-            return bk.matmul(bk.cos(S + off), w) * self.scale
-        return bk.concatenate([bk.matmul(bk.cos(S), w), bk.matmul(bk.sin(S), w)], 1) * self.scale
+            shape = (1, -1, 1) if layout == "nsr" else (1, 1, -1)
+            off = bk.asarray(self.offset, S.dtype).reshape(*shape)
+            return _wsum(bk, bk.cos(S + off), w, layout) * self.scale
+        return bk.concatenate([_wsum(bk, bk.cos(S), w, layout), _wsum(bk, bk.sin(S), w, layout)], 1) * self.scale
 
 
 class LinearPool:
@@ -160,8 +173,8 @@ class LinearPool:
         self.weights = np.asarray(weights, dtype=float)
         self.post = None if post is None else np.asarray(post, dtype=float)
 
-    def __call__(self, S, bk):
-        pooled = bk.matmul(S, bk.asarray(self.weights, S.dtype))
+    def __call__(self, S, bk, layout="nsr"):
+        pooled = _wsum(bk, S, bk.asarray(self.weights, S.dtype), layout)
         return pooled if self.post is None else bk.matmul(pooled, bk.asarray(self.post, S.dtype))
 
 
@@ -176,6 +189,39 @@ def _shift_index(group, elements):
         return np.mod(np.rint(elements[:, 0] * A / (2 * np.pi)).astype(np.int64), A)
     K = np.rint(elements).astype(np.int64)
     return np.ravel_multi_index(tuple(np.mod(K[:, a], group.shape[a]) for a in range(K.shape[1])), group.shape)
+
+
+def _polar_whitener(P, rel_floor=1e-6):
+    """``(P Pᵀ)^{-1/2}`` (pseudo-inverse on the range of P) for random polar templates.
+
+    Random templates t ~ N(0, σ² I_d) resampled as P t are correlated and damped
+    by the interpolation (cov σ² P Pᵀ). Whitened, W P t has covariance σ² I on
+    the range of P, so <P x, W P t> ~ N(0, σ² |P x|²): the orbit features then
+    estimate the base kernel of the polar (quadrature) inner product,
+    k(P x, P y) with |P x - P y| ≈ |x - y|, instead of a blurred one.
+    """
+    M = np.asarray((P @ P.T).todense())
+    ev, V = np.linalg.eigh(M)
+    keep = ev > rel_floor * ev.max()
+    inv = np.zeros_like(ev)
+    inv[keep] = ev[keep] ** -0.5
+    return (V * inv) @ V.T
+
+
+class _Spectral:
+    """A chunk's correlations kept as their spectrum; rows are inverted block by block."""
+
+    def __init__(self, plan, corr, C, x_sq, t_sq, d):
+        self.plan, self.corr, self.C, self.x_sq, self.t_sq, self.d = plan, corr, C, x_sq, t_sq, d
+
+    def block(self, b0, b1):
+        plan, bk = self.plan, self.plan.backend
+        S = self.corr.inverse(self.C[:, b0:b1])  # (rows, s, r_all)
+        if plan._gather is not None:
+            S = bk.take(S, plan._gather, 2)
+        if self.x_sq is not None:
+            S = plan._from_dots(S, self.x_sq[b0:b1], self.t_sq, self.d)
+        return S, "nsr"
 
 
 class ProjectionPlan:
@@ -261,9 +307,16 @@ class ProjectionPlan:
         s, r = len(templates), len(elements)
         self.n_templates, self.n_elements = s, r
         if self.path == "gemm":
-            # (s, r, d): template j transformed by element k, so one GEMM row block per template
-            T = group.act(templates, self._template_elements).transpose(1, 0, 2)
-            self.transformed_templates = np.ascontiguousarray(T.reshape(s * r, -1))
+            # (s, r, d): template j transformed by element k, so one GEMM row block per template.
+            # Built a block of templates at a time and stored in the compute precision when it
+            # is fixed, so fit never holds s·r·d float64 values beyond one block.
+            store = np.float32 if dtype == "float32" else np.asarray(templates).dtype
+            T = np.empty((s * r, np.asarray(templates).shape[1]), dtype=store)
+            step = max(1, int(2**25 // max(1, r * T.shape[1] * 8)))
+            for j in range(0, s, step):
+                blk = group.act(templates[j : j + step], self._template_elements).transpose(1, 0, 2)
+                T[j * r : (j + len(blk)) * r] = blk.reshape(-1, T.shape[1])
+            self.transformed_templates = T
         else:
             self.transformed_templates = None
         if path in ("fft", "polar"):
@@ -309,7 +362,7 @@ class ProjectionPlan:
         gamma = self._kernel_params.get("gamma")
         gamma = 1.0 / d if gamma is None else float(gamma)
         bk = self.backend
-        return bk.exp((S * 2.0 - x_sq.reshape(-1, 1, 1) - t_sq.reshape(1, -1, 1)) * gamma)
+        return bk.exp((S * 2.0 - x_sq.reshape(-1, 1, 1) - t_sq.reshape(1, -1, 1)) * gamma)  # S: (n, s, r)
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -336,7 +389,10 @@ class ProjectionPlan:
         else:  # polar
             P = polar_matrix(self.group)
             R, A = self.group.n_radii, self.group.n_angles
-            Tp = np.asarray(P @ np.asarray(self.templates, dtype=float).T).T.reshape(-1, R, A)
+            Tp = np.asarray(P @ np.asarray(self.templates, dtype=float).T)
+            if self.similarity == "dot":
+                Tp = _polar_whitener(P) @ Tp
+            Tp = Tp.T.reshape(-1, R, A)
             Pb = P.astype(key) if bk.name == "numpy" else bk.asarray(P.toarray(), key)
             t_sq = bk.asarray((Tp.reshape(len(Tp), -1) ** 2).sum(1), key)
             prep = (Pb, CyclicCorrelator(Tp, self.convention, bk, key), t_sq)
@@ -368,7 +424,7 @@ class ProjectionPlan:
         return max(1, min(n, rows))
 
     def _similarities(self, Xc, dtype):
-        """``S`` for one chunk as a back-end array: (n_rows, s, r)."""
+        """``S`` for one chunk as a back-end array and its layout: (n, s, r) "nsr" or (r, n, s) "rns"."""
         bk = self.backend
         s, r = self.n_templates, self.n_elements
         n = len(Xc)
@@ -378,7 +434,7 @@ class ProjectionPlan:
                 S = bk.matmul(bk.asarray(Xc, dtype), prep.T)
             else:
                 S = bk.asarray(self._kernel(Xc, self.transformed_templates), dtype)
-            return S.reshape(n, s, r)
+            return S.reshape(n, s, r), "nsr"
         if self.path == "data":
             Y = self.group.act(Xc, self._data_elements).astype(dtype, copy=False)  # (r, n, d)
             flat = Y.reshape(r * n, -1)
@@ -386,28 +442,29 @@ class ProjectionPlan:
                 S = bk.matmul(bk.asarray(flat), prep.T)
             else:
                 S = bk.asarray(self._kernel(flat, self.templates), dtype)
-            return bk.contiguous(bk.permute(S.reshape(r, n, s), (1, 2, 0)))
+            return S.reshape(r, n, s), "rns"
         if self.path == "fft":
             corr, t_sq = prep
             Xb = bk.asarray(Xc, dtype)
-            S = corr(Xb.reshape((n, 1) + self.group.shape))
+            C = corr.spectrum(Xb.reshape((n, 1) + self.group.shape))
         else:
             P, corr, t_sq = prep
             if bk.name == "numpy":
                 Xb = np.asarray(P @ np.asarray(Xc, dtype=dtype).T).T
             else:
                 Xb = bk.matmul(bk.asarray(Xc, dtype), P.T)
-            S = corr(bk.contiguous(Xb).reshape(n, corr.B, *corr.L))
-        if self.similarity == "rbf":
-            S = self._from_dots(S, (Xb * Xb).sum(1), t_sq, Xc.shape[1])
-        if self._gather is not None:
-            S = bk.take(S, self._gather, 2)
-        return S
+            C = corr.spectrum(bk.contiguous(Xb).reshape(n, corr.B, *corr.L))
+        x_sq = (Xb * Xb).sum(1) if self.similarity == "rbf" else None
+        return _Spectral(self, corr, C, x_sq, t_sq, Xc.shape[1]), "spectral"
 
     def similarities(self, Xc):
         """``S`` for one chunk: (n_rows, s, r), as a NumPy array."""
         Xc = np.asarray(Xc)
-        return self.backend.to_numpy(self._similarities(Xc, self.compute_dtype(Xc.dtype)))
+        S, layout = self._similarities(Xc, self.compute_dtype(Xc.dtype))
+        if layout == "spectral":
+            S, layout = S.block(0, len(Xc))
+        S = self.backend.to_numpy(S)
+        return np.ascontiguousarray(S.transpose(1, 2, 0)) if layout == "rns" else S
 
     def map(self, X, pool, n_out, *, out_dtype=None, progress=None):
         """Apply ``pool`` to ``S`` over X in chunks and stack the results (rows, n_out).
@@ -427,8 +484,23 @@ class ProjectionPlan:
         starts = range(0, n, rows)
         if progress is not None:
             starts = progress(starts, total=len(starts))
+        # On the CPU the pooling runs on sub-blocks that fit in cache: the GEMM wants
+        # many rows, the CDF's histogram and cos/sin temporaries want few (measured
+        # 6x faster GICDF pooling at 16 rows than at 256, docs/performance.md).
+        per_row_S = self.n_templates * self.n_elements * cdt.itemsize
+        sub = rows if bk.name != "numpy" else max(1, int(POOL_BLOCK_BYTES // per_row_S))
         for a in starts:
-            S = self._similarities(X[a : a + rows], cdt)
-            res = pool(S, bk) if engine_pool else pool(bk.to_numpy(S))
-            out[a : a + len(res)] = bk.to_numpy(res)
+            S, layout = self._similarities(X[a : a + rows], cdt)
+            m = min(rows, n - a)
+            for b in range(0, m, sub):
+                if layout == "spectral":  # inverse FFT of this block only: it stays in cache for the pooling
+                    Sb, lay = S.block(b, b + sub)
+                else:
+                    Sb, lay = (S[b : b + sub], layout) if layout == "nsr" else (S[:, b : b + sub], layout)
+                if engine_pool:
+                    res = pool(Sb, bk, lay)
+                else:
+                    Sb = bk.to_numpy(Sb)
+                    res = pool(np.ascontiguousarray(Sb.transpose(1, 2, 0) if lay == "rns" else Sb))
+                out[a + b : a + b + len(res)] = bk.to_numpy(res)
         return out

@@ -9,9 +9,14 @@ similarities with every shift k are one correlation:
 
 ((g_k x)[m] = x[m - k], the convention of :class:`~orbitkernels.groups.CyclicShift`).
 For N rows, s templates and r = ΠL shifts this costs O(N s r log r) instead of the
-N s r d multiply-adds of r transformed copies (d = B r). With B = 1 the
-frequency product is elementwise; with B > 1 it is one complex GEMM per
-frequency (N x B times B x s), which is where the polar path spends its time.
+N s r d multiply-adds of r transformed copies (d = B r).
+
+Layout: the frequencies are the leading (batch) axis, so with B = 1 the
+frequency product is one broadcast multiply and with B > 1 it is one complex
+GEMM per frequency (cgemm measured 2x faster than the equivalent real GEMM
+with interleaved real/imaginary columns at these small inner sizes). The inverse FFTs run per cache-sized block of rows along the
+contiguous last axis (an inverse FFT along a strided leading axis measured 7x
+slower in pocketfft).
 """
 from __future__ import annotations
 
@@ -35,42 +40,49 @@ class CyclicCorrelator:
     def __init__(self, templates, convention, backend, dtype):
         if convention not in ("data", "templates"):
             raise ValueError(f"convention must be 'data' or 'templates'; got {convention!r}")
+        templates = np.asarray(templates, dtype=float)
         self.convention = convention
-        self.bk = backend
+        self.bk = bk = backend
         self.s, self.B = templates.shape[:2]
         self.L = tuple(templates.shape[2:])
         self.r = int(np.prod(self.L))
-        self.axes = tuple(range(2, 2 + len(self.L)))
-        bk = backend
-        Th = bk.rfftn(bk.asarray(templates, dtype), self.axes)  # (s, B, *F)
-        if convention == "templates":
-            Th = bk.conj(Th)
+        nd = len(self.L)
+        Th = np.fft.rfftn(templates, axes=tuple(range(2, 2 + nd)))  # (s, B, *F), float64 once at fit
         self.F = tuple(Th.shape[2:])
-        nf = int(np.prod(self.F))
-        if self.B == 1:
-            self.Th = Th.reshape(1, self.s, *self.F)
-        else:
-            # (nf, B, s): one complex GEMM per frequency
-            self.Th = bk.contiguous(bk.permute(Th.reshape(self.s, self.B, nf), (2, 1, 0)))
-        self.nf = nf
+        self.nf = nf = int(np.prod(self.F))
+        Th = Th.reshape(self.s, self.B, nf).transpose(2, 1, 0)  # (nf, B, s)
+        spec = Th if convention == "data" else np.conj(Th)
+        self.Th = bk.asarray(spec, bk.complex_dtype(dtype))  # (nf, B, s)
 
     def row_bytes(self, itemsize):
-        """Working memory of one row (complex spectra, the real correlations, pooling headroom)."""
+        """Working memory of one row: spectra (complex), correlations and pooling headroom."""
         c = 2 * itemsize
-        return self.s * self.nf * c * 2 + self.B * self.nf * c + self.s * self.r * itemsize * 3
+        return self.s * self.nf * c * 2 + self.B * self.nf * c * 2 + self.s * self.r * itemsize * 3
 
-    def __call__(self, Xc):
-        """Xc: (n, B, *L) backend array -> (n, s, r)."""
+    def spectrum(self, Xc):
+        """Xc: (n, B, *L) back-end array -> the correlations' spectrum C: (nf, n, s) complex."""
         bk = self.bk
         n = Xc.shape[0]
-        Xh = bk.rfftn(Xc, self.axes)  # (n, B, *F)
+        Xh = bk.rfftn(Xc, tuple(range(2, 2 + len(self.L))))  # (n, B, *F)
+        Xh = bk.permute(Xh.reshape(n, self.B, self.nf), (2, 0, 1))  # (nf, n, B)
         if self.convention == "data":
             Xh = bk.conj(Xh)
         if self.B == 1:
-            C = Xh.reshape(n, 1, *self.F) * self.Th  # (n, s, *F)
-        else:
-            Xf = Xh.reshape(n, self.B, self.nf)
-            C = bk.matmul(bk.contiguous(bk.permute(Xf, (2, 0, 1))), self.Th)  # (nf, n, B) @ (nf, B, s)
-            C = bk.contiguous(bk.permute(C, (1, 2, 0))).reshape(n, self.s, *self.F)
-        S = bk.irfftn(C, self.L, tuple(range(2, 2 + len(self.L))))
-        return S.reshape(n, self.s, self.r)
+            return Xh * self.Th  # (nf, n, s): a broadcast product
+        return bk.matmul(bk.contiguous(Xh), self.Th)  # (nf, n, B) @ (nf, B, s): one complex GEMM per frequency
+
+    def inverse(self, C):
+        """C: (nf, n, s) spectrum (or a block of its rows) -> S: (n, s, r).
+
+        The transposition to (n, s, nf) is done on cache-sized row blocks by the
+        engine, so that the inverse FFTs run along the contiguous last axis.
+        """
+        bk = self.bk
+        n = C.shape[1]
+        nd = len(self.L)
+        Cb = bk.contiguous(bk.permute(C, (1, 2, 0))).reshape(n, self.s, *self.F)
+        return bk.irfftn(Cb, self.L, tuple(range(2, 2 + nd))).reshape(n, self.s, self.r)
+
+    def __call__(self, Xc):
+        """Xc: (n, B, *L) -> S: (n, s, r)."""
+        return self.inverse(self.spectrum(Xc))
