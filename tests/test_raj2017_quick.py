@@ -1,0 +1,111 @@
+"""Quick modes of the Raj et al. 2017 reproduction (tiny configurations, tmp_path results)."""
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from orbitkernels.experiments import get_experiments
+from orbitkernels.experiments import raj2017
+
+DATA = Path(os.environ.get("ORBITKERNELS_DATA", "/work/shared/data"))
+
+
+def _need(name, monkeypatch):
+    if not (DATA / name).is_file():
+        pytest.skip(f"{name} not in {DATA} (set ORBITKERNELS_DATA)")
+    monkeypatch.setenv("ORBITKERNELS_DATA", str(DATA))
+
+
+def _check(result, path):
+    assert path.is_file() and path.with_suffix(".png").is_file()
+    on_disk = json.loads(path.read_text())
+    assert on_disk["headline"] == result["headline"] and result["headline"]
+    for h in result["headline"]:
+        assert set(h) >= {"name", "ours", "paper", "better"}
+        assert h["ours"] is not None and np.isfinite(h["ours"])
+
+
+def test_registered():
+    assert set(get_experiments("raj2017")) == {"qm7", "kernel_approx", "rotated_mnist", "cifar10"}
+
+
+def test_qm7_quick(tmp_path, monkeypatch):
+    _need("qm7.npz", monkeypatch)
+    res = raj2017.run_qm7(quick=True, out_dir=tmp_path)
+    _check(res, tmp_path / "raj2017" / "qm7_quick.json")
+    rows = {(r["method"], r["dim"]) for r in res["data"]["rows"]}
+    assert ("lgika_rf", 40) in rows and ("sort_krr", None) in rows
+    # a regression on energies of spread ~220 kcal/mol must beat predicting the mean by far for the exact GP
+    krr = [r for r in res["data"]["rows"] if r["method"] == "sort_krr"][0]
+    assert krr["rmse"] < 150 and krr["mae"] <= krr["rmse"]
+    assert "NOT the published split" in res["notes"]
+
+
+def test_qm7_resume_reuses_cells(tmp_path, monkeypatch):
+    _need("qm7.npz", monkeypatch)
+    first = raj2017.run_qm7(quick=True, out_dir=tmp_path)
+    second = raj2017.run_qm7(quick=True, out_dir=tmp_path)  # partial file removed at finish: recomputed, same seed
+    assert first["headline"] == second["headline"]
+
+
+def test_kernel_approx_quick(tmp_path, monkeypatch):
+    _need("qm7.npz", monkeypatch)
+    res = raj2017.run_kernel_approx(quick=True, out_dir=tmp_path)
+    _check(res, tmp_path / "raj2017" / "kernel_approx_quick.json")
+    for r in (2, 4):
+        c = [c for c in res["data"]["curves"] if c["r"] == r]
+        # more random features -> a better approximation of the orbit kernel (Raj Theorem 3.1)
+        assert c[-1]["frobenius_mean"] < c[0]["frobenius_mean"]
+
+
+def test_rotated_mnist_quick(tmp_path, monkeypatch):
+    _need("mnist.npz", monkeypatch)
+    res = raj2017.run_rotated_mnist(quick=True, out_dir=tmp_path)
+    _check(res, tmp_path / "raj2017" / "rotated_mnist_quick.json")
+    assert res["data"]["source"] == "regenerated"
+    for r in res["data"]["rows"]:
+        assert 10.0 < r["accuracy"] <= 100.0  # better than chance on 10 classes
+
+
+def _fake_cifar(n_train=100, n_test=50, seed=0):
+    rng = np.random.RandomState(seed)
+    y_train, y_test = rng.randint(0, 10, n_train), rng.randint(0, 10, n_test)
+    # one smooth random colour pattern per class (images are normalised, so brightness alone would not do)
+    patterns = np.repeat(np.repeat(rng.uniform(0, 255, (10, 4, 4, 3)), 8, axis=1), 8, axis=2)
+
+    def imgs(y):
+        return np.clip(patterns[y] + rng.normal(0, 20, (len(y), 32, 32, 3)), 0, 255).astype(np.uint8)
+    return {"x_train": imgs(y_train), "y_train": y_train.astype(np.uint8), "x_test": imgs(y_test),
+            "y_test": y_test.astype(np.uint8)}
+
+
+def test_cifar10_quick_on_fake_data(tmp_path):
+    res = raj2017.run_cifar10(quick=True, out_dir=tmp_path, data=_fake_cifar())
+    _check(res, tmp_path / "raj2017" / "cifar10_quick.json")
+    assert {r["method"] for r in res["data"]["rows"]} == {"orig_rf", "lgika_rf"}
+    assert all(r["accuracy"] > 30 for r in res["data"]["rows"])
+
+
+def test_cifar10_missing_data_fails_clearly(tmp_path, monkeypatch):
+    from orbitkernels.datasets._base import DatasetNotFoundError
+
+    monkeypatch.setenv("ORBITKERNELS_DATA", str(tmp_path))
+    with pytest.raises(DatasetNotFoundError, match="cifar"):
+        raj2017.run_cifar10(quick=True, out_dir=tmp_path, download=False)
+    assert not (tmp_path / "raj2017" / "cifar10_quick.json").exists()
+
+
+def test_cifar_group_units():
+    g = raj2017.cifar_group(raj2017.CONFIGS["cifar10"]["full"])
+    assert "4.8" in repr(g) or "Normal" in repr(g)
+
+
+def test_render_markdown(tmp_path, monkeypatch):
+    _need("qm7.npz", monkeypatch)
+    res = raj2017.run_kernel_approx(quick=True, out_dir=tmp_path)
+    text = raj2017.render_markdown(tmp_path / "raj2017", quick=True)
+    assert "No results file (qm7_quick.json)" in text
+    curve = res["data"]["curves"][-1]
+    assert f"{curve['frobenius_mean']:.4f}" in text  # the numbers come from the JSON
