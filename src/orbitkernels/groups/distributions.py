@@ -15,11 +15,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils.validation import check_random_state, check_real
+from ..utils.validation import check_int, check_random_state, check_real
 
 __all__ = ["Distribution", "Uniform", "VonMises", "Normal", "LogNormal", "LogUniform", "Discrete"]
 
 _KINDS = ("additive", "multiplicative", "circular")
+
+
+def _check_size(size):
+    # numpy's own message ("negative dimensions are not allowed") names neither the argument nor the value
+    if isinstance(size, tuple):
+        return tuple(check_int(s, "size", min_value=0) for s in size)
+    return check_int(size, "size", min_value=0)
 
 
 def _check_kind(kind):
@@ -65,6 +72,7 @@ class Uniform(Distribution):
             raise ValueError(f"Uniform needs low < high; got low={self.low}, high={self.high}")
 
     def sample(self, size, random_state=None):
+        size = _check_size(size)
         return check_random_state(random_state).uniform(self.low, self.high, size=size)
 
     def check_kind(self, kind):
@@ -92,6 +100,7 @@ class LogUniform(Distribution):
             raise ValueError(f"LogUniform needs low < high; got low={self.low}, high={self.high}")
 
     def sample(self, size, random_state=None):
+        size = _check_size(size)
         rng = check_random_state(random_state)
         return np.exp(rng.uniform(np.log(self.low), np.log(self.high), size=size))
 
@@ -119,6 +128,7 @@ class VonMises(Distribution):
         self.loc = check_real(loc, "loc")
 
     def sample(self, size, random_state=None):
+        size = _check_size(size)
         rng = check_random_state(random_state)
         if self.kappa == 0:
             return rng.uniform(-np.pi, np.pi, size=size)
@@ -145,6 +155,7 @@ class Normal(Distribution):
         self.mean = check_real(mean, "mean")
 
     def sample(self, size, random_state=None):
+        size = _check_size(size)
         return check_random_state(random_state).normal(self.mean, self.sigma, size=size)
 
     def check_kind(self, kind):
@@ -165,6 +176,7 @@ class LogNormal(Distribution):
         self.mu = check_real(mu, "mu")
 
     def sample(self, size, random_state=None):
+        size = _check_size(size)
         return np.exp(check_random_state(random_state).normal(self.mu, self.sigma, size=size))
 
     def check_kind(self, kind):
@@ -196,6 +208,7 @@ class Discrete(Distribution):
             self.weights = tuple((w / w.sum()).tolist())
 
     def sample(self, size, random_state=None):
+        size = _check_size(size)
         rng = check_random_state(random_state)
         return rng.choice(np.asarray(self.values), size=size, p=self.weights)
 
