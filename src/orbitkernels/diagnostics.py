@@ -9,14 +9,21 @@ from .utils.validation import check_data, check_int, check_random_state
 __all__ = ["invariance_error"]
 
 
+_METHODS = ("transform", "decision_function", "predict_proba", "predict")
+
+
 def _output(estimator, X, method):
     if method == "auto":
-        for name in ("transform", "decision_function", "predict_proba", "predict"):
+        for name in _METHODS:
             if hasattr(estimator, name):
                 method = name
                 break
         else:
             raise TypeError(f"{type(estimator).__name__} has no transform, decision_function or predict")
+    elif method not in _METHODS:
+        raise ValueError(f"method must be 'auto' or one of {_METHODS}; got {method!r}")
+    if not hasattr(estimator, method):
+        raise TypeError(f"{type(estimator).__name__} has no method {method!r}")
     out = np.asarray(getattr(estimator, method)(X), dtype=float)
     return out.reshape(len(X), -1), method
 
