@@ -75,6 +75,9 @@ class DatasetFormatError(ValueError):
 def _data_home_and_origin(data_home=None):
     """Return ``(folder, origin)`` where origin says which rule chose the folder."""
     if data_home is not None:
+        if not isinstance(data_home, (str, os.PathLike)):
+            raise TypeError(f"data_home must be a path (str or os.PathLike); got {data_home!r} "
+                            f"({type(data_home).__name__})")
         origin = "the data_home argument"
         path = Path(os.fspath(data_home)).expanduser().absolute()
     elif os.environ.get(ENV_VAR, "").strip():
