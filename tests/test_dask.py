@@ -137,6 +137,12 @@ def test_moments_tree_equals_direct(rng):
         np.testing.assert_allclose(getattr(acc, name), getattr(ref, name), rtol=1e-10, atol=1e-9)
 
 
+def test_rls_rejects_unseen_validation_labels(rng):
+    F, y = rng.normal(size=(40, 5)), np.repeat([0, 1], 20)
+    with pytest.raises(ValueError, match="not seen"):
+        DistributedRidgeClassifier(alphas=[0.1, 1.0]).fit(F, y, X_val=F[:4], y_val=np.array([0, 1, 2, 1]))
+
+
 @pytest.mark.parametrize("chunks", [60, 23])
 def test_distributed_rls_equals_in_memory(client, data, chunks):
     X, y = data

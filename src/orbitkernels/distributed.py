@@ -347,7 +347,9 @@ class _Encoder:
         y = np.asarray(y)
         if self.classes is None:
             return y.reshape(len(y), -1).astype(np.float64)
-        idx = np.searchsorted(self.classes, y)
+        idx = np.minimum(np.searchsorted(self.classes, y), len(self.classes) - 1)
+        if len(y) and not np.array_equal(self.classes[idx], y):
+            raise ValueError(f"y contains labels not seen in the training targets (classes: {self.classes!r})")
         Y = -np.ones((len(y), len(self.classes)))
         Y[np.arange(len(y)), idx] = 1.0
         return Y
