@@ -58,7 +58,8 @@ class TorchBackend:
         return np.asarray(a)
 
     def complex_dtype(self, dtype):
-        return self.torch.complex64 if dtype in (self.torch.float32, np.float32) else self.torch.complex128
+        single = np.dtype(str(dtype).replace("torch.", "")) == np.float32
+        return self.torch.complex64 if single else self.torch.complex128
 
     def empty(self, shape, dtype):
         return self.torch.empty(shape, dtype=self.asarray(np.zeros(0), dtype).dtype, device=self.device)
