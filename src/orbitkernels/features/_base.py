@@ -5,27 +5,20 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._version import __version__
 from ..distributed import fit_dask, is_dask_array, transform_dask
 from ..groups.base import Group
+from ..utils.persistence import IncompatibleVersionError, VersionedPickleMixin
 from ..utils.validation import check_int, check_random_state, check_real
 from ._engine import DEFAULT_MAX_MEMORY_MB, DTYPES, FAST_PATHS, ProjectionPlan, resolve_elements, resolve_group
 
 __all__ = ["OrbitFeaturesBase", "IncompatibleVersionError"]
 
 
-class IncompatibleVersionError(ValueError):
-    """A fitted estimator was saved by a version of orbitkernels that this one cannot trust."""
-
-
-def _major_minor(version):
-    return tuple(str(version).split(".")[:2])
-
 #: sklearn pairwise kernels with k(gx, gz) = k(x, z) for every unitary g
 UNITARY_INVARIANT_KERNELS = frozenset({"rbf", "linear", "poly", "polynomial", "sigmoid", "cosine"})
 
 
-class OrbitFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Common ``fit``/``transform`` of the orbit feature maps.
 
     Subclasses implement ``_draw_templates(X, rng)``, ``_pool(S)`` and
@@ -33,7 +26,9 @@ class OrbitFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     pooling object that runs on the back-end); every map also takes the engine
     options ``fast_path``, ``dtype``, ``backend`` and ``device``
     (:class:`~orbitkernels.features._engine.ProjectionPlan`); the engine (:class:`~orbitkernels.features._engine.ProjectionPlan`)
-    does the group-transformed projections in memory-bounded chunks.
+    does the group-transformed projections in memory-bounded chunks. Pickles
+    carry the library version and refuse another one
+    (:class:`~orbitkernels.utils.persistence.VersionedPickleMixin`).
     """
 
     _similarity = "dot"
@@ -115,27 +110,6 @@ class OrbitFeaturesBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def _prepare(self, X):
         return X
-
-    # Persistence: fitted state is only meaningful for the library version whose
-    # engine produced it, so pickles carry that version and refuse another one.
-    def __getstate__(self):
-        state = super().__getstate__() if hasattr(super(), "__getstate__") else self.__dict__.copy()
-        state = dict(state)
-        state["_orbitkernels_version"] = __version__
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        saved = state.pop("_orbitkernels_version", None)
-        if saved is None or _major_minor(saved) != _major_minor(__version__):
-            raise IncompatibleVersionError(
-                f"this {type(self).__name__} was saved by orbitkernels {saved or '(unknown version)'}, "
-                f"which is incompatible with the installed {__version__}; refit it with this version"
-            )
-        if hasattr(super(), "__setstate__"):
-            super().__setstate__(state)
-        else:
-            self.__dict__.update(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -6,12 +6,13 @@ from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
 
 from ..features._engine import resolve_elements, resolve_group
 from ..groups.base import can_move_to_templates
+from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import check_data, check_int, check_random_state, check_real
 
 __all__ = ["HaarKernel"]
 
 
-class HaarKernel:
+class HaarKernel(VersionedPickleMixin):
     """k_{q,G}(x, x') = E_{g, g' ~ q} k(g x, g' x') as Gram matrices.
 
     Mroueh et al. 2015, Eq. 1 (q = normalised Haar measure) and Raj et al. 2017,
