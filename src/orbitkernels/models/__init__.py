@@ -1,0 +1,32 @@
+"""Models that scikit-learn lacks: learning with invariances (Teo et al. 2007).
+
+* :class:`InvariantSVC`: the invariance-sensitive max-margin loss (Eq. 2, Eq. 5),
+  trained by column generation over worst-case transformations (Algorithm 1)
+  or by its Pegasos variant (Algorithm 2).
+* :class:`InvariantLinearClassifier` and :func:`worst_case_scaling`: FSCALE/FDROP,
+  the worst-case scaling of at most K features (Eq. 10, Algorithm 3).
+
+Ridge / RLS, SVC, k-NN and kernel ridge come from scikit-learn; their
+distributed counterparts are in :mod:`orbitkernels.distributed`.
+"""
+from .feature_scaling import (
+    InvariantLinearClassifier,
+    check_scaling_params,
+    fscale_worst_case,
+    worst_case_attack,
+    worst_case_scaling,
+)
+from .invariant_svm import IDENTITY, Identity, InvariantSVC, unit_margin, zero_one_cost
+
+__all__ = [
+    "InvariantSVC",
+    "Identity",
+    "IDENTITY",
+    "zero_one_cost",
+    "unit_margin",
+    "InvariantLinearClassifier",
+    "check_scaling_params",
+    "fscale_worst_case",
+    "worst_case_scaling",
+    "worst_case_attack",
+]

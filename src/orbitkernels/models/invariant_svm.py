@@ -1,0 +1,875 @@
+"""Invariant SVM: max-margin learning with invariances, Teo et al. (NIPS 2007).
+
+The loss of Eq. (2) charges, for an example ``(x, y)``, the worst combination of
+an invariance transformation ``s`` and a competing label ``y'``::
+
+    l(x, y, f) = sup_{s in S, y' in Y}  Gamma(y, y') (f(s(x), y') - f(s(x), y)) + Delta(y, y', s)
+
+with ``f(x, y) = <phi(x, y), w>`` and the joint kernel
+``k((x, y), (x', y')) = [y == y'] k(x, x')`` (a multi-class structured SVM, Eq. 4).
+It upper-bounds the worst-case cost of Eq. (1) (Lemma 2). :class:`InvariantSVC`
+minimises the regularised risk of Eq. (5) written with ``C = 1 / (lambda m)``::
+
+    1/2 ||w||^2 + C sum_i l(x_i, y_i, f)
+
+Its dual (Eqs. 6-7, the paper's simplex constraint ``sum_{s, y'} alpha_isy' = C``
+counting the zero-loss pair ``y' = y_i``) has one variable per
+``(i, s, y')``::
+
+    min_alpha 1/2 alpha' Q alpha - Delta' alpha    s.t. alpha >= 0, sum_{(s, y') in S_i} alpha_isy' <= C
+    Q_(isy'),(jtz') = Gamma Gamma' k(s x_i, t x_j) ([y'=z'] - [y'=y_j] - [y_i=z'] + [y_i=y_j])
+
+and ``f(x, y) = sum alpha_isy' Gamma(y_i, y') k(s x_i, x) ([y = y_i] - [y = y'])``
+(Eq. 8; the paper's listing of Eq. 8 has the opposite overall sign convention).
+
+Two solvers:
+
+* ``solver="column_generation"``, Algorithm 1 (SVMStruct): per-example working
+  sets ``S_i``; each pass finds, for every example, the most violating
+  ``(s, y')`` (up to ``max_constraints_per_pass`` of them) and adds it when it
+  exceeds ``xi_i + tol``; the dual restricted to the union of the working sets is
+  then re-optimised with a real QP solver (``qpsolvers``, clarabel by default),
+  warm-started from the previous ``alpha``: all at once when the union has at
+  most ``qp_chunk_size`` variables, otherwise by exact block (decomposition)
+  steps over the examples with the largest KKT violation. Stops when a pass
+  adds nothing. Kernel columns of every added transformed vector are cached.
+* ``solver="pegasos"``, Algorithm 2: stochastic sub-gradient steps ``1/(lambda t)``
+  with projection onto ``||w||^2 <= 2 R[0] / lambda``, for the linear kernel
+  (explicit features; put any feature map before it in a Pipeline).
+
+Transformations are given either as a finite set (``transformations``: a list
+of callables ``X -> X'`` mapping a 2-D array of rows to transformed rows, a
+dict ``{label: [callables]}`` or a callable ``label -> [callables]``; the identity
+is always included) or as a worst-case ``oracle(model, x, y) -> (x', y')``
+(optionally ``(x', y', s)``, ``s`` being passed to the cost).
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils.validation import check_int, check_random_state, check_real
+
+__all__ = ["InvariantSVC", "Identity", "IDENTITY", "zero_one_cost", "unit_margin"]
+
+
+class Identity:
+    """The identity transformation (always part of the invariance set)."""
+
+    def __call__(self, X):
+        return X
+
+    def __repr__(self):
+        return "Identity()"
+
+    def __eq__(self, other):
+        return isinstance(other, Identity)
+
+    def __hash__(self):
+        return hash("orbitkernels.Identity")
+
+
+IDENTITY = Identity()
+
+
+def zero_one_cost(y, y_prime, s=None):
+    """Default cost Delta(y, y', s) = [y != y'] (the paper's experiments)."""
+    return 0.0 if y == y_prime else 1.0
+
+
+def unit_margin(y, y_prime):
+    """Default margin scale Gamma(y, y') = 1 (the paper's experiments)."""
+    return 1.0
+
+
+def _transformation_lists(transformations, classes):
+    """Per class: [IDENTITY, T1, T2, ...] (identity first, duplicates of it dropped)."""
+    def clean(lst, where):
+        if lst is None:
+            lst = []
+        if callable(lst) and not isinstance(lst, (list, tuple)):
+            raise ValueError(f"transformations{where} must be a list of callables, got a single callable")
+        out = [IDENTITY]
+        for k, t in enumerate(lst):
+            if not callable(t):
+                raise ValueError(f"transformations{where}[{k}] is not callable: {t!r}")
+            if not isinstance(t, Identity):
+                out.append(t)
+        return out
+
+    if transformations is None:
+        return [[IDENTITY] for _ in classes]
+    if isinstance(transformations, dict):
+        unknown = [k for k in transformations if k not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"transformations has keys {unknown[:5]} that are not labels of y")
+        return [clean(transformations.get(c, []), f"[{c!r}]") for c in classes]
+    if isinstance(transformations, (list, tuple)):
+        lst = clean(transformations, "")
+        return [lst for _ in classes]
+    if callable(transformations):
+        return [clean(list(transformations(c)), f"({c!r})") for c in classes]
+    raise ValueError(
+        "transformations must be None, a list of callables, a dict {label: [callables]} "
+        f"or a callable label -> list; got {type(transformations).__name__}"
+    )
+
+
+def _apply(t, X, name):
+    out = np.asarray(t(X), dtype=np.float64)
+    if out.shape != X.shape:
+        raise ValueError(f"transformation {name} returned shape {out.shape} for input of shape {X.shape}")
+    if not np.isfinite(out).all():
+        raise ValueError(f"transformation {name} returned NaN or inf")
+    return out
+
+
+_QP_OPTIONS = {
+    "clarabel": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
+}
+
+
+def _topk_per_group(values, group, n_groups, k):
+    """Indices of the k largest values of each group (any order)."""
+    order = np.lexsort((-values, group))
+    counts = np.bincount(group, minlength=n_groups)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    rank = np.arange(order.size) - starts[group[order]]
+    return order[rank < k]
+
+
+class _Growing:
+    """Kernel cache: a Fortran-ordered array growing by columns (and rows when square)."""
+
+    def __init__(self, n_rows, square=False, dtype=np.float64):
+        self.square = square
+        self.n_rows = n_rows
+        self.n = 0
+        self.dtype = dtype
+        self._buf = np.zeros((64 if square else n_rows, 64), dtype=dtype, order="F")
+
+    def _reserve(self, n_new):
+        cap = self._buf.shape[1]
+        if n_new <= cap:
+            return
+        new_cap = max(n_new, int(cap * 1.5))
+        rows = new_cap if self.square else self._buf.shape[0]
+        buf = np.zeros((rows, new_cap), dtype=self.dtype, order="F")
+        r = self.n if self.square else self._buf.shape[0]
+        buf[:r, : self.n] = self._buf[:r, : self.n]
+        self._buf = buf
+
+    def append_columns(self, cols):
+        k = cols.shape[1]
+        self._reserve(self.n + k)
+        self._buf[:, self.n:self.n + k] = cols
+        self.n += k
+
+    def append_square(self, row, diag):
+        n = self.n
+        self._reserve(n + 1)
+        self._buf[:n, n] = row
+        self._buf[n, :n] = row
+        self._buf[n, n] = diag
+        self.n = n + 1
+
+    @property
+    def buf(self):
+        if self.square:
+            return self._buf[: self.n, : self.n]
+        return self._buf[:, : self.n]
+
+
+class InvariantSVC(ClassifierMixin, BaseEstimator):
+    """Multi-class SVM with the invariance-sensitive max-margin loss of Eq. (2).
+
+    Parameters
+    ----------
+    C : float > 0
+        Weight of the summed loss (``C = 1 / (lambda m)`` in Eq. 5).
+    kernel : str or callable
+        A scikit-learn pairwise kernel name ("rbf", "linear", "poly", "sigmoid",
+        "laplacian", ...) or a callable ``kernel(A, B) -> Gram matrix``.
+    gamma : float or "scale"
+        Kernel width for rbf/poly/sigmoid/laplacian; "scale" is
+        ``1 / (n_features * X.var())`` as in :class:`sklearn.svm.SVC`.
+    degree, coef0 : kernel parameters for "poly" / "sigmoid".
+    transformations : None, list of callables, dict or callable
+        The finite invariance set S (identity always included). Each callable
+        maps a 2-D array of rows to an array of the same shape. A dict
+        ``{label: [callables]}`` or a callable ``label -> [callables]`` makes the
+        set label-dependent.
+    oracle : callable, optional
+        ``oracle(model, x, y) -> (x_transformed, y_prime)`` (or with a third item
+        ``s`` passed to ``cost``): the worst case of Eq. (2) for the current
+        model (``model.class_scores`` gives ``f(x, .)``). Exclusive with
+        ``transformations``; column generation only.
+    margin_scale : callable, optional
+        ``Gamma(y, y') >= 0``; default 1.
+    cost : callable, optional
+        ``Delta(y, y', s)``; default the 0/1 cost. ``s`` is the transformation
+        callable (:data:`IDENTITY` for the original), or what the oracle returned.
+    solver : {"column_generation", "pegasos"}
+        Algorithm 1 or Algorithm 2.
+    tol : float > 0
+        Epsilon of Algorithm 1 (a constraint is added when it exceeds ``xi_i + tol``).
+    max_iter : int
+        Passes over the data (column generation) or epochs (Pegasos).
+    max_constraints_per_pass : int
+        Constraints added per example and pass (Algorithm 1 adds 1).
+    qp_solver : str
+        Any solver name of ``qpsolvers`` that is installed (default "clarabel").
+    qp_chunk_size : int
+        Largest QP handed to the solver at once; a larger union of working sets
+        is re-optimised by exact block steps over the most violating examples.
+    random_state : int, RandomState or None
+        Example order of Pegasos.
+    verbose : bool
+
+    Attributes
+    ----------
+    classes_ : array (n_classes,)
+    support_vectors_ : array (n_SV, n_features)
+        Distinct transformed vectors with non-zero dual weight (column generation).
+    dual_coef_ : array (n_SV, n_classes)
+        ``f(x, y) = sum_v k(v, x) dual_coef_[v, y]`` (Eq. 8).
+    n_support_ : int
+        Number of distinct transformed vectors with non-zero dual weight.
+    coef_ : array (n_classes, n_features)
+        Pegasos only: ``f(x, y) = <coef_[y], x>``.
+    n_iter_, converged_ : passes made and whether no constraint was left to add.
+    n_constraints_ : size of the final union of working sets.
+    dual_objective_, primal_objective_ : objectives of the dual (6) and primal
+        (5) (primal evaluated on the finite transformation set, or with the
+        oracle's worst case).
+    """
+
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+                 transformations=None, oracle=None, margin_scale=None, cost=None,
+                 solver="column_generation", tol=1e-3, max_iter=100,
+                 max_constraints_per_pass=1, batch_size=64, qp_solver=None, qp_chunk_size=300,
+                 random_state=None, verbose=False):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.transformations = transformations
+        self.oracle = oracle
+        self.margin_scale = margin_scale
+        self.cost = cost
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_constraints_per_pass = max_constraints_per_pass
+        self.batch_size = batch_size
+        self.qp_solver = qp_solver
+        self.qp_chunk_size = qp_chunk_size
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ utils
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.non_deterministic = self.solver == "pegasos" and self.random_state is None
+        return tags
+
+    def _check_params(self):
+        check_real(self.C, "C", low=0.0, low_open=True)
+        check_real(self.tol, "tol", low=0.0, low_open=True)
+        check_int(self.max_iter, "max_iter", min_value=1)
+        check_int(self.max_constraints_per_pass, "max_constraints_per_pass", min_value=1)
+        check_int(self.qp_chunk_size, "qp_chunk_size", min_value=1)
+        check_int(self.batch_size, "batch_size", min_value=1)
+        if self.solver not in ("column_generation", "pegasos"):
+            raise ValueError(f"solver must be 'column_generation' or 'pegasos'; got {self.solver!r}")
+        if not callable(self.kernel):
+            if not isinstance(self.kernel, str) or self.kernel not in PAIRWISE_KERNEL_FUNCTIONS:
+                raise ValueError(
+                    f"kernel must be a callable or one of {sorted(PAIRWISE_KERNEL_FUNCTIONS)}; got {self.kernel!r}"
+                )
+        if not (isinstance(self.gamma, str) and self.gamma == "scale"):
+            if self.gamma is not None:
+                check_real(self.gamma, "gamma", low=0.0, low_open=True)
+        check_real(self.degree, "degree", low=0.0)
+        check_real(self.coef0, "coef0")
+        if self.oracle is not None and not callable(self.oracle):
+            raise ValueError(f"oracle must be callable; got {self.oracle!r}")
+        if self.oracle is not None and self.transformations is not None:
+            raise ValueError("give either transformations or oracle, not both")
+        for name in ("margin_scale", "cost"):
+            v = getattr(self, name)
+            if v is not None and not callable(v):
+                raise ValueError(f"{name} must be callable; got {v!r}")
+        if self.qp_solver is not None:
+            import qpsolvers
+
+            if self.qp_solver not in qpsolvers.available_solvers:
+                raise ValueError(
+                    f"qp_solver {self.qp_solver!r} is not installed; available: {qpsolvers.available_solvers}"
+                )
+
+    def _kernel(self, A, B):
+        if callable(self.kernel):
+            K = np.asarray(self.kernel(A, B), dtype=np.float64)
+            if K.shape != (A.shape[0], B.shape[0]):
+                raise ValueError(f"kernel callable returned shape {K.shape}, expected {(A.shape[0], B.shape[0])}")
+            return K
+        return pairwise_kernels(A, B, metric=self.kernel, filter_params=True,
+                                gamma=self._gamma, degree=self.degree, coef0=self.coef0)
+
+    def _gamma_value(self, X):
+        if isinstance(self.gamma, str):
+            var = X.var()
+            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        return None if self.gamma is None else float(self.gamma)
+
+    def _cost(self, y, yp, s):
+        c = zero_one_cost(y, yp, s) if self.cost is None else self.cost(y, yp, s)
+        c = float(c)
+        if not np.isfinite(c):
+            raise ValueError(f"cost({y!r}, {yp!r}, s) returned {c}")
+        return c
+
+    def _margin_matrix(self):
+        cl = self.classes_
+        G = np.array([[1.0 if self.margin_scale is None else float(self.margin_scale(a, b)) for b in cl] for a in cl])
+        if not np.isfinite(G).all() or (G < 0).any():
+            raise ValueError("margin_scale must return finite non-negative values (Gamma >= 0)")
+        return G
+
+    def _candidates(self, X, yi):
+        """All transformed copies of the rows of X under their label's list.
+
+        Returns (Xc, ex, tr, ptr, D): candidate rows sorted by example, their example
+        index, transformation index, example pointers and the cost table (n_cand, n_classes).
+        """
+        lists = self._tlists
+        parts, exs, trs = [], [], []
+        for c in range(len(self.classes_)):
+            idx = np.flatnonzero(yi == c)
+            if idx.size == 0:
+                continue
+            for t, T in enumerate(lists[c]):
+                parts.append(X[idx] if t == 0 else _apply(T, X[idx], f"{T!r}"))
+                exs.append(idx)
+                trs.append(np.full(idx.size, t))
+        Xc = np.vstack(parts)
+        ex = np.concatenate(exs)
+        tr = np.concatenate(trs)
+        order = np.lexsort((tr, ex))
+        Xc, ex, tr = Xc[order], ex[order], tr[order]
+        ptr = np.concatenate(([0], np.cumsum(np.bincount(ex, minlength=X.shape[0]))))
+        D = self._cost_table[yi[ex], tr]
+        return Xc, ex, tr, ptr, D
+
+    def _build_cost_table(self):
+        nc = len(self.classes_)
+        T = max(len(lst) for lst in self._tlists)
+        table = np.zeros((nc, T, nc))
+        for c in range(nc):
+            for t, s in enumerate(self._tlists[c]):
+                for c2 in range(nc):
+                    table[c, t, c2] = self._cost(self.classes_[c], self.classes_[c2], s)
+        return table
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X, y):
+        """Minimise Eq. (5) with Algorithm 1 or Algorithm 2."""
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, yi = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"InvariantSVC needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
+            )
+        for name in ("coef_", "support_vectors_", "dual_coef_"):
+            if hasattr(self, name):
+                delattr(self, name)
+        self._gamma = self._gamma_value(X)
+        self._G = self._margin_matrix()
+        if self.oracle is None:
+            self._tlists = _transformation_lists(self.transformations, self.classes_)
+            self._cost_table = self._build_cost_table()
+        if self.solver == "pegasos":
+            self._fit_pegasos(X, yi)
+        elif self.oracle is None:
+            self._fit_cg_finite(X, yi)
+        else:
+            self._fit_cg_oracle(X, yi)
+        return self
+
+    # -- shared dual machinery ------------------------------------------------
+    # Variables (one per (i, s, y') in the working sets): example ``ex``, kernel row
+    # ``row`` (the candidate in the finite case, the vector in the oracle case),
+    # vector ``vec`` (a column of the kernel cache), competing class ``yp``, margin
+    # scale ``g``, cost ``d`` and dual weight ``alpha``. ``self._F[row]`` holds
+    # ``f(row, .)`` and is updated after every block step.
+    def _init_dual(self, m, nc, n_rows, K):
+        self._v = {k: np.zeros(64, dtype=np.int64) for k in ("ex", "row", "vec", "yp")}
+        self._v.update({k: np.zeros(64) for k in ("g", "d", "alpha")})
+        self._nv = 0
+        self._ex_vars = [[] for _ in range(m)]
+        self._coef = np.zeros((0, nc))  # per vector, per class (Eq. 8)
+        self._F = np.zeros((n_rows, nc))
+        self._K = K
+
+    def _var(self, name):
+        return self._v[name][: self._nv]
+
+    def _add_var(self, ex, row, vec, yp, g, d):
+        if self._nv == len(self._v["ex"]):
+            for k, a in self._v.items():
+                self._v[k] = np.concatenate([a, np.zeros_like(a)])
+        n = self._nv
+        for k, val in (("ex", ex), ("row", row), ("vec", vec), ("yp", yp), ("g", g), ("d", d), ("alpha", 0.0)):
+            self._v[k][n] = val
+        self._ex_vars[ex].append(n)
+        self._nv += 1
+
+    def _H(self, B, yi):
+        """Margin violation H_a = Gamma (f(s x_i, y') - f(s x_i, y_i)) + Delta of variables B."""
+        v = self._v
+        r, yp, ya = v["row"][B], v["yp"][B], yi[v["ex"][B]]
+        return v["g"][B] * (self._F[r, yp] - self._F[r, ya]) + v["d"][B]
+
+    def _violations(self, yi, m, C):
+        """Per example: xi_i = max(0, max_{S_i} H) and the KKT violation of its block.
+
+        The block is the simplex of Eq. (6b) with the zero-loss slack alpha_i0 = C - sum alpha (H = 0).
+        """
+        nv = self._nv
+        ex = self._var("ex")
+        H = self._H(np.arange(nv), yi)
+        alpha = self._var("alpha")
+        hi = np.zeros(m)
+        np.maximum.at(hi, ex, H)
+        pos = alpha > 1e-8 * C
+        lo = np.full(m, np.inf)
+        np.minimum.at(lo, ex[pos], H[pos])
+        used = np.bincount(ex, weights=alpha, minlength=m)
+        lo = np.where(used < C * (1 - 1e-9), np.minimum(lo, 0.0), lo)  # slack alpha_i0 > 0
+        viol = np.where(np.isfinite(lo), hi - lo, 0.0)
+        return hi, viol
+
+    def _Q(self, B, yi):
+        """Dual Hessian block (Eq. 7) of variables B."""
+        v = self._v
+        ya = yi[v["ex"][B]]
+        pa = v["yp"][B]
+        pattern = ((pa[:, None] == pa[None, :]).astype(float) - (pa[:, None] == ya[None, :])
+                   - (ya[:, None] == pa[None, :]) + (ya[:, None] == ya[None, :]))
+        Kb = self._K.buf[np.ix_(v["row"][B], v["vec"][B])].astype(np.float64)
+        Q = (v["g"][B][:, None] * v["g"][B][None, :]) * Kb * pattern
+        return 0.5 * (Q + Q.T)
+
+    def _solve_block(self, exs, yi, C, solver):
+        """Exactly re-optimise the dual (6) over the working sets of examples ``exs``,
+        the other weights fixed (warm start), with a qpsolvers QP solver."""
+        import qpsolvers
+
+        exs = np.asarray(exs)
+        B = np.concatenate([np.asarray(self._ex_vars[e], dtype=np.int64) for e in exs])
+        if B.size == 0:
+            return
+        Q = self._Q(B, yi)
+        a_old = self._v["alpha"][B].copy()
+        q = -self._H(B, yi) - Q @ a_old
+        local = np.searchsorted(exs, self._v["ex"][B]) if len(exs) > 1 else np.zeros(len(B), dtype=np.int64)
+        scale = max(1.0, float(np.abs(np.diag(Q)).max()))
+        Q /= scale
+        q /= scale
+        h = np.full(len(exs), float(C))
+        if solver == "clarabel":
+            Gm = sp.csc_matrix((np.ones(len(B)), (local, np.arange(len(B)))), shape=(len(exs), len(B)))
+            a_new = qpsolvers.solve_qp(sp.csc_matrix(Q), q, Gm, h, lb=np.zeros(len(B)), solver=solver,
+                                       **_QP_OPTIONS.get(solver, {}))
+        else:
+            Gm = np.zeros((len(exs), len(B)))
+            Gm[local, np.arange(len(B))] = 1.0
+            Q[np.diag_indices_from(Q)] += 1e-10  # strictly convex for active-set solvers
+            a_new = qpsolvers.solve_qp(Q, q, Gm, h, lb=np.zeros(len(B)), solver=solver,
+                                       **_QP_OPTIONS.get(solver, {}))
+        if a_new is None:
+            warnings.warn(f"QP solver {solver!r} failed on a block of {len(B)} variables",
+                          ConvergenceWarning, stacklevel=3)
+            return
+        # interior-point residue: snap tiny weights to 0 and nearly full blocks to C
+        a_new = np.clip(a_new, 0.0, C)
+        a_new[a_new < 1e-9 * C] = 0.0
+        sums = np.bincount(local, weights=a_new, minlength=len(exs))
+        full = sums > C * (1.0 - 1e-7)
+        if full.any():
+            a_new *= np.where(full, C / np.maximum(sums, 1e-300), 1.0)[local]
+        self._v["alpha"][B] = a_new
+        self._apply_delta(B, a_new - a_old, yi)
+
+    def _apply_delta(self, B, da, yi):
+        nz = da != 0
+        if not nz.any():
+            return
+        B, da = B[nz], da[nz]
+        v = self._v
+        vec = v["vec"][B]
+        w = da * v["g"][B]
+        touched, loc = np.unique(vec, return_inverse=True)
+        dcoef = np.zeros((len(touched), self._coef.shape[1]))
+        np.add.at(dcoef, (loc, yi[v["ex"][B]]), w)
+        np.add.at(dcoef, (loc, v["yp"][B]), -w)
+        self._coef[touched] += dcoef
+        self._F += self._K.buf[:, touched] @ dcoef
+
+    def _optimize_union(self, yi, m, C, tol, max_sweeps):
+        """Re-optimise the dual over the union of all working sets.
+
+        At most ``qp_chunk_size`` variables: one exact QP. Otherwise exact block
+        steps (one example's working set at a time, most violating first) until
+        every block satisfies its KKT conditions to ``tol`` (or ``max_sweeps``).
+        """
+        if self._nv == 0:
+            return 0
+        exs_all = np.flatnonzero([len(s) > 0 for s in self._ex_vars])
+        if self._nv <= int(self.qp_chunk_size):
+            self._solve_block(exs_all, yi, C, self._union_solver)
+            return 1
+        n = 0
+        for _ in range(max_sweeps):
+            _, viol = self._violations(yi, m, C)
+            todo = np.flatnonzero(viol > tol)
+            if todo.size == 0:
+                break
+            for e in todo[np.argsort(-viol[todo])]:
+                self._solve_block([e], yi, C, self._block_solver)
+                n += 1
+        return n
+
+    def _objectives(self, loss_sum, C):
+        # ||w||^2 = sum_v coef_v' f(v, .) over the rows of the vectors
+        wnorm2 = float(np.einsum("vc,vc->", self._coef, self._F[self._row_of_vec]))
+        self.dual_objective_ = float(self._var("alpha") @ self._var("d")) - 0.5 * wnorm2
+        self.primal_objective_ = 0.5 * wnorm2 + C * float(loss_sum)
+
+    def _finalize(self, Vdata):
+        nz = np.abs(self._coef).max(axis=1) > 0 if len(self._coef) else np.zeros(0, bool)
+        sv = np.asarray(Vdata[nz], dtype=np.float64)
+        coef = self._coef[nz]
+        if len(sv):
+            sv, inv = np.unique(sv, axis=0, return_inverse=True)
+            inv = np.ravel(inv)
+            merged = np.zeros((len(sv), coef.shape[1]))
+            np.add.at(merged, inv, coef)
+            keep = np.abs(merged).max(axis=1) > 0
+            sv, coef = sv[keep], merged[keep]
+        self.support_vectors_ = sv
+        self.dual_coef_ = coef
+        self.n_support_ = int(len(sv))
+        self.n_constraints_ = int(self._nv)
+        self.n_active_constraints_ = int((self._var("alpha") > 0).sum())
+        for name in ("_v", "_nv", "_ex_vars", "_coef", "_F", "_K", "_row_of_vec"):
+            delattr(self, name)
+
+    def _solvers(self):
+        import qpsolvers
+
+        if self.qp_solver is not None:
+            return self.qp_solver, self.qp_solver
+        block = "quadprog" if "quadprog" in qpsolvers.available_solvers else "clarabel"
+        return block, "clarabel" if "clarabel" in qpsolvers.available_solvers else block
+
+    # -- Algorithm 1, finite transformation set --------------------------------
+    def _fit_cg_finite(self, X, yi):
+        C, tol = float(self.C), float(self.tol)
+        m, nc = X.shape[0], len(self.classes_)
+        self._block_solver, self._union_solver = self._solvers()
+        Xc, ex, tr, ptr, D = self._candidates(X, yi)
+        n_cand = len(Xc)
+        dtype = np.float64 if n_cand <= 4000 else np.float32  # kernel cache precision
+        Xk = Xc.astype(dtype)
+        sq = np.einsum("ij,ij->i", Xk, Xk) if self._is_rbf() else None
+        G = self._G
+        K = _Growing(n_cand, dtype=dtype)  # cached kernel columns of V against every candidate
+        self._init_dual(m, nc, n_cand, K)
+        cand_of_vec = np.zeros(0, dtype=np.int64)
+        self._row_of_vec = cand_of_vec
+        vec_of_cand = np.full(n_cand, -1, dtype=np.int64)
+        kmax = int(self.max_constraints_per_pass)
+        batch = max(1, int(self.batch_size))
+        self.converged_ = False
+        polished = False
+        n_pass = 0
+        for n_pass in range(1, int(self.max_iter) + 1):
+            n_added = 0
+            for start in range(0, m, batch):
+                exb = np.arange(start, min(m, start + batch))
+                rows = np.arange(ptr[exb[0]], ptr[exb[-1] + 1])
+                Fr = self._F[rows]
+                Hc = G[yi[ex[rows]]] * (Fr - Fr[np.arange(len(rows)), yi[ex[rows]]][:, None]) + D[rows]
+                xi = np.zeros(m)
+                if self._nv:
+                    hi, _ = self._violations(yi, m, C)
+                    xi = hi
+                flat = Hc.ravel()
+                grp = np.repeat(ex[rows], nc)
+                idx = np.flatnonzero(flat > xi[grp] + tol)
+                if idx.size == 0:
+                    continue
+                pick = idx[_topk_per_group(flat[idx], grp[idx], m, kmax)]
+                c_idx, yp = np.divmod(pick, nc)
+                c_idx = rows[c_idx]
+                new_c = np.unique(c_idx[vec_of_cand[c_idx] < 0])
+                if new_c.size:  # cache the kernel columns of the new transformed vectors
+                    n_old = len(cand_of_vec)
+                    vec_of_cand[new_c] = np.arange(n_old, n_old + new_c.size)
+                    cand_of_vec = np.concatenate([cand_of_vec, new_c])
+                    K.append_columns(self._kernel_cached(Xk, sq, new_c))
+                    self._coef = np.vstack([self._coef, np.zeros((new_c.size, nc))])
+                self._row_of_vec = cand_of_vec
+                for e in np.unique(ex[c_idx]):
+                    sel = ex[c_idx] == e
+                    for c, y2 in zip(c_idx[sel], yp[sel]):
+                        self._add_var(e, c, vec_of_cand[c], y2, G[yi[e], y2], D[c, y2])
+                        n_added += 1
+                    # Algorithm 1: optimise (6) over alpha_iz, z in S_i
+                    self._solve_block([e], yi, C, self._block_solver)
+            if n_added == 0 and polished:
+                self.converged_ = True
+                break
+            # a few sweeps per pass; a thorough one once no constraint is added
+            polished = n_added == 0
+            n_solves = self._optimize_union(yi, m, C, tol * 0.5, 100 if polished else 2)
+            if self.verbose:
+                print(f"[InvariantSVC] pass {n_pass}: +{n_added} constraints, {self._nv} in all, "
+                      f"{len(cand_of_vec)} vectors, {n_solves} union QP steps")
+        if not self.converged_:
+            warnings.warn(f"InvariantSVC did not converge in max_iter={self.max_iter} passes",
+                          ConvergenceWarning, stacklevel=3)
+        # objectives over the whole finite set
+        Hc = G[yi[ex]] * (self._F - self._F[np.arange(n_cand), yi[ex]][:, None]) + D
+        loss = np.full(m, -np.inf)
+        np.maximum.at(loss, ex, Hc.max(axis=1))
+        self._row_of_vec = cand_of_vec
+        self._objectives(loss.sum(), C)
+        self.n_iter_ = n_pass
+        self._finalize(Xc[cand_of_vec])
+
+    def _is_rbf(self):
+        return isinstance(self.kernel, str) and self.kernel == "rbf"
+
+    def _kernel_cached(self, Xk, sq, cols):
+        """Kernel columns k(Xk, Xk[cols]); rbf reuses the cached squared norms."""
+        if sq is None:
+            return self._kernel(Xk, Xk[cols]).astype(Xk.dtype)
+        out = Xk @ Xk[cols].T
+        out *= -2.0
+        out += sq[:, None]
+        out += sq[None, cols]
+        np.maximum(out, 0.0, out=out)
+        out *= -self._gamma
+        np.exp(out, out=out)
+        return out
+
+    # -- Algorithm 1 with a worst-case oracle -----------------------------------
+    def _fit_cg_oracle(self, X, yi):
+        C, tol = float(self.C), float(self.tol)
+        m, nc = X.shape[0], len(self.classes_)
+        self._block_solver, self._union_solver = self._solvers()
+        G = self._G
+        cls_index = {c: k for k, c in enumerate(self.classes_.tolist())}
+        K = _Growing(0, square=True)
+        self._init_dual(m, nc, 0, K)
+        self._row_of_vec = np.zeros(0, dtype=np.int64)
+        Vdata = np.zeros((0, X.shape[1]))
+        self.converged_ = False
+        polished = False
+        n_pass = 0
+        loss = np.zeros(m)
+        for n_pass in range(1, int(self.max_iter) + 1):
+            n_added = 0
+            for i in range(m):
+                self._set_prediction_state(Vdata)
+                out = self.oracle(self, X[i].copy(), self.classes_[yi[i]])
+                if not isinstance(out, tuple) or len(out) not in (2, 3):
+                    raise ValueError("oracle must return (x_transformed, y_prime) or (x, y_prime, s)")
+                xt = np.asarray(out[0], dtype=np.float64).reshape(-1)
+                if xt.shape[0] != X.shape[1] or not np.isfinite(xt).all():
+                    raise ValueError(f"oracle returned a vector of shape {np.shape(out[0])} or with NaN/inf")
+                if out[1] not in cls_index:
+                    raise ValueError(f"oracle returned y_prime={out[1]!r}, not a label of y")
+                c2 = cls_index[out[1]]
+                s = out[2] if len(out) == 3 else None
+                kx = self._kernel(xt[None, :], Vdata)[0] if len(Vdata) else np.zeros(0)
+                f = kx @ self._coef if len(Vdata) else np.zeros(nc)
+                d = self._cost(self.classes_[yi[i]], out[1], s)
+                H = G[yi[i], c2] * (f[c2] - f[yi[i]]) + d
+                Si = np.asarray(self._ex_vars[i], dtype=np.int64)
+                xi = max(0.0, float(self._H(Si, yi).max())) if Si.size else 0.0
+                loss[i] = max(H, xi)
+                if H <= xi + tol:
+                    continue
+                n_old = len(Vdata)
+                Vdata = np.vstack([Vdata, xt[None, :]])
+                K.append_square(kx, float(self._kernel(xt[None, :], xt[None, :])[0, 0]))
+                self._coef = np.vstack([self._coef, np.zeros((1, nc))])
+                self._F = np.vstack([self._F, f[None, :]])
+                self._row_of_vec = np.arange(len(Vdata))
+                self._add_var(i, n_old, n_old, c2, G[yi[i], c2], d)
+                n_added += 1
+                self._solve_block([i], yi, C, self._block_solver)  # Algorithm 1
+            if n_added == 0 and polished:
+                self.converged_ = True
+                break
+            polished = n_added == 0
+            self._optimize_union(yi, m, C, tol * 0.5, 100 if polished else 2)
+        if not self.converged_:
+            warnings.warn(f"InvariantSVC did not converge in max_iter={self.max_iter} passes",
+                          ConvergenceWarning, stacklevel=3)
+        self._objectives(np.maximum(loss, 0.0).sum(), C)
+        self.n_iter_ = n_pass
+        self._finalize(Vdata)
+
+    def _set_prediction_state(self, Vdata):
+        """Expose the current model to the oracle (support_vectors_, dual_coef_)."""
+        self.support_vectors_ = Vdata
+        self.dual_coef_ = self._coef.copy()
+
+    # -- Algorithm 2 -----------------------------------------------------------
+    def _fit_pegasos(self, X, yi):
+        if not (isinstance(self.kernel, str) and self.kernel == "linear"):
+            raise ValueError(
+                "solver='pegasos' works on explicit features: use kernel='linear' and put a "
+                f"feature map before the model in a Pipeline; got kernel={self.kernel!r}"
+            )
+        m, nc = X.shape[0], len(self.classes_)
+        lam = 1.0 / (float(self.C) * m)
+        G = self._G
+        rng = check_random_state(self.random_state)
+        if self.oracle is None:
+            Xc, ex, tr, ptr, D = self._candidates(X, yi)
+            R0 = float(np.max(D)) if D.size else 1.0
+        else:
+            R0 = 1.0 if self.cost is None else max(
+                self._cost(a, b, None) for a in self.classes_ for b in self.classes_)
+        R0 = max(R0, 1e-12)
+        radius2 = 2.0 * R0 / lam
+        W = np.zeros((nc, X.shape[1]))
+        self.coef_ = W
+        t = 0
+        for epoch in range(int(self.max_iter)):
+            for i in rng.permutation(m):
+                t += 1
+                y = yi[i]
+                if self.oracle is None:
+                    rows = Xc[ptr[i]:ptr[i + 1]]
+                    S = rows @ W.T
+                    H = G[y][None, :] * (S - S[:, [y]]) + D[ptr[i]:ptr[i + 1]]
+                    a, c2 = np.unravel_index(np.argmax(H), H.shape)
+                    xs = rows[a]
+                else:
+                    out = self.oracle(self, X[i].copy(), self.classes_[y])
+                    xs = np.asarray(out[0], dtype=np.float64).reshape(-1)
+                    c2 = int(np.flatnonzero(self.classes_ == out[1])[0])
+                W *= 1.0 - 1.0 / t
+                if c2 != y:
+                    step = G[y, c2] / (lam * t)
+                    W[y] += step * xs
+                    W[c2] -= step * xs
+                n2 = float(np.sum(W * W))
+                if n2 > radius2:
+                    W *= np.sqrt(radius2 / n2)
+        self.coef_ = W
+        self.n_iter_ = int(self.max_iter)
+        self.converged_ = True
+
+    # ---------------------------------------------------------------- predict
+    def class_scores(self, X):
+        """``f(x, y)`` for every class: array (n_samples, n_classes) (Eq. 8)."""
+        X = np.asarray(X, dtype=np.float64)
+        if hasattr(self, "coef_"):
+            return X @ self.coef_.T
+        sv, coef = self.support_vectors_, self.dual_coef_
+        out = np.zeros((X.shape[0], len(self.classes_)))
+        if len(sv) == 0:
+            return out
+        step = max(1, int(2e7 // max(1, len(sv))))
+        for s in range(0, X.shape[0], step):
+            out[s:s + step] = self._kernel(X[s:s + step], sv) @ coef
+        return out
+
+    def decision_function(self, X):
+        """Scores: (n_samples,) ``f(x, classes_[1]) - f(x, classes_[0])`` for two
+        classes, else (n_samples, n_classes) ``f(x, y)``."""
+        check_is_fitted(self, "classes_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        S = self.class_scores(X)
+        if len(self.classes_) == 2:
+            return S[:, 1] - S[:, 0]
+        return S
+
+    def predict(self, X):
+        """``argmax_y f(x, y)``."""
+        check_is_fitted(self, "classes_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.classes_[np.argmax(self.class_scores(X), axis=1)]
+
+    # ------------------------------------------------------------ diagnostics
+    def _labels_index(self, y):
+        y = np.asarray(y)
+        idx = np.searchsorted(self.classes_, y)
+        idx = np.clip(idx, 0, len(self.classes_) - 1)
+        if not (self.classes_[idx] == y).all():
+            raise ValueError("y has labels the model was not trained on")
+        return idx
+
+    def invariant_loss(self, X, y):
+        """Per-example loss of Eq. (2) over the finite transformation set."""
+        H, ex, _, n = self._transformed_violations(X, y)
+        loss = np.full(n, -np.inf)
+        np.maximum.at(loss, ex, H.max(axis=1))
+        return loss
+
+    def worst_case_cost(self, X, y):
+        """Per-example worst-case cost of Eq. (1): ``sup_s Delta(y, argmax f(s(x), .), s)``."""
+        check_is_fitted(self, "classes_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        yi = self._labels_index(y)
+        Xc, ex, tr, ptr, D = self._candidates(X, yi)
+        pred = np.argmax(self.class_scores(Xc), axis=1)
+        cost = D[np.arange(len(Xc)), pred]
+        out = np.full(X.shape[0], -np.inf)
+        np.maximum.at(out, ex, cost)
+        return out
+
+    def _transformed_violations(self, X, y):
+        check_is_fitted(self, "classes_")
+        if self.oracle is not None:
+            raise ValueError("invariant_loss needs a finite transformation set (the model was fitted with an oracle)")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        yi = self._labels_index(y)
+        Xc, ex, tr, ptr, D = self._candidates(X, yi)
+        S = self.class_scores(Xc)
+        H = self._G[yi[ex]] * (S - S[np.arange(len(Xc)), yi[ex]][:, None]) + D
+        return H, ex, tr, X.shape[0]
+
+    def transformed_margins(self, X, y):
+        """``f(s(x), y) - max_{y' != y} f(s(x), y')`` for every example and transformation.
+
+        Returns (margins, example index, transformation index) over the finite set.
+        """
+        check_is_fitted(self, "classes_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        yi = self._labels_index(y)
+        Xc, ex, tr, ptr, D = self._candidates(X, yi)
+        S = self.class_scores(Xc)
+        own = S[np.arange(len(Xc)), yi[ex]]
+        S[np.arange(len(Xc)), yi[ex]] = -np.inf
+        return own - S.max(axis=1), ex, tr
