@@ -19,6 +19,7 @@ import pickle
 import platform
 import resource
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +29,8 @@ from orbitkernels.experiments._runner import ExperimentRun, headline
 from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.groups import ImageRotation
 
+_DOC_BEGIN = "<!-- bench_dask.py:begin -->"
+_DOC_END = "<!-- bench_dask.py:end -->"
 ALPHAS = tuple(float(a) for a in np.logspace(-2, 4, 13))
 
 
@@ -267,10 +270,93 @@ def run_dask_benchmark(quick=False, out_dir=None, resume=True):
                       notes="Times in seconds; peak memory = max RSS of each process (MiB).")
 
 
+def markdown_summary(res):
+    """The table and the cost split of docs/scaling_out.md, from a results file's content."""
+    d = res["data"]
+    m, k, sm = d["in_memory"], d["dask"], d["scaling_model"]
+    mt, kt = m["times_s"], k["times_s"]
+    ts = k["task_stream_s"]
+    by = k["compute_s_by_task"]
+    feat_s = by.get("orbitfourierfeatures-transform", 0.0) + by.get("decision_block", 0.0)
+    rls_s = sum(by.get(n, 0.0) for n in ("block_moments", "combine_pairs", "block_errors", "sum_arrays"))
+    mb = 2.0 ** 20
+    rows = [
+        ("fit the feature map", mt["fit_features"], kt["fit_features"]),
+        ("features + RLS fit (13 α, validation)", mt["transform"] * (10 / 15) + mt["rls_fit"],
+         kt["transform_and_rls_fit"]),
+        ("test features + predict", mt["transform"] * (5 / 15) + mt["predict"], kt["transform_and_predict"]),
+        ("total", mt["total"], kt["total"]),
+    ]
+    lines = ["| | in memory (1 process) | dask, 2 workers |", "| --- | --- | --- |"]
+    lines += [f"| {name} (s) | {a:.2f} | {b:.2f} |" for name, a, b in rows]
+    lines += [
+        f"| peak memory (MiB) | {m['peak_rss_mb_process']:.0f} | "
+        f"{' / '.join(f'{x:.0f}' for x in k['peak_rss_mb_per_worker'])} per worker, "
+        f"{k['peak_rss_mb_client']:.0f} client |",
+        f"| test accuracy | {m['test_accuracy']:.4f} | {k['test_accuracy']:.4f} |",
+        f"| chosen α | {m['alpha']:g} | {k['alpha']:g} |",
+        f"| load average (1 min) during the run | {m['loadavg_after'][0]:.1f} | {k['loadavg_after'][0]:.1f} |",
+    ]
+    table = "\n".join(lines) + (
+        f"\n\nSame answer: {100 * d['same_answer']['prediction_agreement']:.1f}% identical test predictions, "
+        f"largest decision-value difference {d['same_answer']['max_abs_decision_diff_first50']:.1e} "
+        f"(first 50 test rows); in memory, {100 * m['sklearn_ridgeclassifier_agreement']:.1f}% agreement with "
+        f"scikit-learn's `RidgeClassifier` at the chosen α. In-memory rows are split between training and test "
+        f"in proportion to their rows (the in-memory run transforms the three sets in one step). Sending the "
+        f"data to the workers took {kt['load_data_to_workers']:.2f} s (not in the totals).")
+    unc = sm["predicted_s_uncontended"]
+    text = (
+        f"* **Compute dominates.** The scheduler's task stream records {ts.get('compute', 0):.1f} s of task "
+        f"compute and {ts.get('transfer', 0):.2f} s of transfers between workers "
+        f"({100 * sm['compute_fraction_of_task_time_2_workers']:.0f}% compute); "
+        f"{feat_s:.1f} s of the compute is the features (the test-set features are fused with the "
+        f"prediction task) and {rls_s:.2f} s the RLS passes (block moments, tree merges, validation errors). "
+        f"The client's {sm['inputs']['p_features']}×{sm['inputs']['p_features']} eigendecomposition "
+        f"took {k['client_eigh_s']:.2f} s.\n"
+        f"* **Communication** is the fitted state, {k['state_bytes'] / mb:.1f} MiB (the {cfg_text(res)} "
+        f"precomputed transformed templates), sent once per `transform` call and fetched once by each "
+        f"other worker ({k['worker_transfer']['bytes'] / mb:.1f} MiB moved between workers in "
+        f"{k['worker_transfer']['n']} transfers), plus {sm['inputs']['M_moments_bytes'] / mb:.1f} MiB of "
+        f"normal-equation moments per block merged up the tree; the data never move after loading.\n"
+        f"* **This machine is shared**: the load average was {d['machine']['loadavg_at_start'][0]:.1f} on "
+        f"{d['machine']['cpu_count']} cores, so the two workers did not get a core each. Their summed task "
+        f"time was {sm['contention_ratio']:.1f}× the in-memory time for the same rows although the tasks run "
+        f"the same code on the same rows, and the measured \"speed-up\" is {d['speedup_total']:.2f}: the "
+        f"2-worker timings here say how the work splits, not how fast a cluster is. Fitting on the dask array "
+        f"gathers the fit sample (here all {res['config']['n_train']} training rows) to the client, hence its "
+        f"{kt['fit_features']:.1f} s.\n"
+        f"* **Many machines** (`scaling_model`): T(N, W) = c·N/W + h·(N/b)/W + ⌈log₂W⌉·S/B + "
+        f"⌈log₈(N/b)⌉·M/B + T_eigh, with c the compute per row, h the per-task overhead, b = "
+        f"{sm['inputs']['b_rows_per_block']} rows per block, S the state, M the moments, B = 1 GB/s "
+        f"(assumed network), T_eigh the client's solve. With c from the uncontended in-memory run "
+        f"({1e3 * sm['c_in_memory_s_per_row']:.2f} ms per row) and h = {sm['inputs']['h_overhead_s_per_task']:.2f} s "
+        f"as measured here (inflated by the load): the full Rotated MNIST (62,000 digits) takes "
+        f"≈ {unc['rotated_mnist_full_62k']['1']:.0f} s on 1 worker, {unc['rotated_mnist_full_62k']['8']:.0f} s "
+        f"on 8, {unc['rotated_mnist_full_62k']['32']:.0f} s on 32; one million rows ≈ "
+        f"{unc['1M_rows']['1'] / 60:.0f} min on 1, {unc['1M_rows']['32']:.0f} s on 32, "
+        f"{unc['1M_rows']['128']:.0f} s on 128. Scaling is linear while each worker has several blocks; the "
+        f"constant terms (state broadcast ≈ {sm['inputs']['S_state_bytes'] / 1e9:.2f} s per doubling of W at "
+        f"1 GB/s, the eigendecomposition, the log-depth merge) only matter once c·N/W falls to a few seconds."
+    )
+    return table, text
+
+
+def cfg_text(res):
+    c = res["config"]
+    return f"{c['n_components']} × {c['n_group_samples']}"
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=None, help="results root (default ./results)")
+    ap.add_argument("--docs", default=None, help="rewrite the measured section of this markdown file (docs/scaling_out.md)")
     args = ap.parse_args()
     res = run_dask_benchmark(quick=args.quick, out_dir=args.out)
-    print({k: res.get(k) for k in ("headline",)} if "headline" in res else list(res))
+    table, text = markdown_summary(res)
+    if args.docs:
+        path = Path(args.docs)
+        doc = path.read_text()
+        start, end = doc.index(_DOC_BEGIN), doc.index(_DOC_END) + len(_DOC_END)
+        path.write_text(doc[:start] + _DOC_BEGIN + "\n" + table + "\n\n" + text + "\n" + _DOC_END + doc[end:])
+    print(table, text, sep="\n\n")

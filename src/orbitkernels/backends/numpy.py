@@ -95,8 +95,10 @@ class NumpyBackend:
         idx += (np.arange(rows * m, dtype=np.intp) * nb + n).reshape(rows, m, 1)
         w = np.asarray(weights, dtype=np.float64)
         if np.all(w == w[0]):
-            counts = np.bincount(idx.ravel(), minlength=rows * m * nb).astype(S.dtype) * S.dtype.type(w[0])
-        else:
-            counts = np.bincount(idx.ravel(), weights=np.broadcast_to(w, S.shape).ravel(), minlength=rows * m * nb)
+            # integer counts, integer cumsum, one scaling pass into the output precision
+            counts = np.bincount(idx.ravel(), minlength=rows * m * nb).reshape(rows, m, nb)
+            np.cumsum(counts, axis=2, out=counts)
+            return np.multiply(counts[:, :, : 2 * n + 1], S.dtype.type(w[0]), dtype=S.dtype)
+        counts = np.bincount(idx.ravel(), weights=np.broadcast_to(w, S.shape).ravel(), minlength=rows * m * nb)
         counts = counts.reshape(rows, m, nb)
         return np.cumsum(counts, axis=2, dtype=S.dtype)[:, :, : 2 * n + 1]
