@@ -51,3 +51,30 @@ def test_results_report_renders_headlines(tmp_path):
     md = render_results(tmp_path)
     assert "| acc | 0.97 | 0.9683 | higher | meets or beats |" in md
     assert "| rmse | 12 | 10.82 | lower | above |" in md
+
+
+def test_report_command_writes_every_page(tmp_path, capsys):
+    from orbitkernels.experiments._runner import ExperimentRun, headline
+    run = ExperimentRun("raj2017", "toy", {"a": 1}, out_dir=tmp_path / "results")
+    run.finish({"x": [1]}, [headline("acc", 0.97, 0.9683)])
+    docs = tmp_path / "docs"
+    assert main(["report", "--results", str(tmp_path / "results"), "--docs", str(docs)]) == 0
+    for page in ("results.md", "performance.md", "reproductions/mroueh2015.md", "reproductions/raj2017.md"):
+        assert (docs / page).stat().st_size > 100, page
+    assert "| acc | 0.97 | 0.9683 | higher | meets or beats |" in (docs / "results.md").read_text()
+    assert "Not run yet" in (docs / "performance.md").read_text()
+
+
+def test_fft_benchmark_quick_runs_and_agrees_with_the_direct_path(tmp_path):
+    """The benchmark code itself must not rot: run the cheapest one and check its own agreement numbers."""
+    from orbitkernels.bench import render_markdown, run_benchmarks
+    import os
+    import pytest
+    if not os.environ.get("ORBITKERNELS_DATA"):
+        pytest.skip("needs MNIST (ORBITKERNELS_DATA)")
+    rec = run_benchmarks(["fft_cyclic"], quick=True, out_dir=tmp_path)["fft_cyclic"]
+    res = rec["results"]
+    assert res["lgika_rf"]["max_abs_diff"] < 1e-4 and res["gicdf"]["max_abs_diff"] < 1e-4
+    assert res["lgika_rf"]["speedup"] > 1.0
+    assert "x the GEMM path" in rec["summary"]
+    assert rec["summary"] in render_markdown(tmp_path, quick=True)

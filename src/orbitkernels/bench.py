@@ -47,7 +47,7 @@ import numpy as np
 from ._version import __version__
 from .utils.io import atomic_write_json
 
-__all__ = ["run_benchmarks", "BENCHMARKS"]
+__all__ = ["run_benchmarks", "BENCHMARKS", "summarize", "render_markdown"]
 
 
 def _threads():
@@ -164,7 +164,6 @@ def bench_polar_accuracy(quick=False):
 
     n_train, n_test = (500, 500) if quick else (3000, 2000)
     s, r, gamma = (500, 32, 0.02) if quick else (1500, 64, 0.02)
-    os.environ.setdefault("ORBITKERNELS_DATA", "/work/shared/data")
     rm = load_rotated_mnist(source="regenerated", download=False, n_train=n_train, n_valid=0, n_test=n_test)
     Xtr, ytr = rm.x_train.astype(np.float32), rm.y_train
     Xte, yte = rm.x_test.astype(np.float32), rm.y_test
@@ -326,7 +325,7 @@ def bench_qm7_lgika(quick=False):
 
 # --------------------------------------------------------------------------- 5
 _MEMORY_CHILD = r"""
-import json, resource, sys, time, numpy as np
+import json, resource, sys, time, tracemalloc, numpy as np
 from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.groups.polar import PolarRotation
 from orbitkernels.groups import ImageRotation
@@ -336,21 +335,23 @@ X = rng.random((n, 784), dtype=np.float32)
 g = PolarRotation((28, 28), n_angles=64) if path == "polar" else ImageRotation((28, 28))
 f = OrbitFourierFeatures(g, gamma=0.02, n_components=500, n_group_samples=None if path == "polar" else 64,
                          output="cos", max_memory_mb=budget, random_state=0).fit(X[:8])
-f.transform(X[:8])
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+f.transform(X[:8])  # the per-precision template caches are built once, outside the measurement
+tracemalloc.start()  # numpy reports its buffers to tracemalloc: the peak of what transform allocates
 t = time.perf_counter(); F = f.transform(X); t = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"n": n, "base_kb": base, "peak_kb": peak, "input_mb": X.nbytes / 2**20,
-                  "output_mb": F.nbytes / 2**20, "seconds": t}))
+current, peak = tracemalloc.get_traced_memory()
+tracemalloc.stop()
+print(json.dumps({"n": n, "peak_mb": peak / 2**20, "input_mb": X.nbytes / 2**20, "output_mb": F.nbytes / 2**20,
+                  "rss_high_water_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "seconds": t}))
 """
 
 
 def bench_memory(quick=False):
-    """Peak RSS of transform vs N at a fixed max_memory_mb (a fresh process per N; ru_maxrss)."""
+    """Peak memory that transform allocates vs N at a fixed max_memory_mb (tracemalloc, a fresh process per N)."""
     budget = 64.0
     ns = (500, 2000, 8000) if quick else (1000, 4000, 16000, 32000)
     out = {"config": {"max_memory_mb": budget, "s": 500, "r": 64, "d": 784,
-                      "measure": "ru_maxrss after transform minus ru_maxrss before it, fresh process per N"}}
+                      "measure": "tracemalloc peak of the allocations made during transform (numpy buffers "
+                                 "included), after a warm-up transform, fresh process per N"}}
     env = dict(os.environ, OMP_NUM_THREADS=str(_threads()), OPENBLAS_NUM_THREADS=str(_threads()))
     for path in ("polar", "gemm"):
         rows = []
@@ -358,8 +359,7 @@ def bench_memory(quick=False):
             p = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, str(n), str(budget), path], capture_output=True,
                                text=True, env=env, check=True)
             r = json.loads(p.stdout.strip().splitlines()[-1])
-            r["transform_peak_growth_mb"] = (r["peak_kb"] - r["base_kb"]) / 1024
-            r["growth_minus_output_mb"] = r["transform_peak_growth_mb"] - r["output_mb"]
+            r["working_mb"] = r["peak_mb"] - r["output_mb"]  # what the chunking bounds
             rows.append(r)
         out[path] = rows
     out["naive_would_need_mb_at_max_n"] = ns[-1] * 64 * 784 * 4 / 2**20  # N x r x d float32 copies
@@ -382,7 +382,6 @@ def bench_rotated_mnist_full(quick=False):
 
     n_total, n_train_total, s, r = 62000, 12000, 7000, 100
     n = 300 if quick else 2000
-    os.environ.setdefault("ORBITKERNELS_DATA", "/work/shared/data")
     rm = load_rotated_mnist(source="regenerated", download=False, n_train=n, n_valid=0, n_test=n // 2)
     Xtr, ytr = rm.x_train.astype(np.float32), rm.y_train
     Xte, yte = rm.x_test.astype(np.float32), rm.y_test
@@ -398,7 +397,13 @@ def bench_rotated_mnist_full(quick=False):
     t_fit = time.perf_counter() - t0
     acc = float(clf.score(Fte, yte))
     feat_full = t_feat / n_feat * n_total
-    fit_full = t_fit * (n_train_total / len(Xtr)) * 1.0  # with p = s fixed, the solve is O(N p^2 + p^3): at most linear in N
+    # Ridge costs min(N^2 p + N^3/3, N p^2 + p^3/3) flops (dual or primal normal equations, whichever
+    # is smaller): scale the measured fit by that model, not linearly in N (the dual form measured
+    # at N < p grows quadratically until the primal form takes over).
+    def _ridge_flops(N, p):
+        return min(N * N * p + N**3 / 3.0, N * p * p + p**3 / 3.0)
+
+    fit_full = t_fit * _ridge_flops(n_train_total, s) / _ridge_flops(len(Xtr), s)
     return {"config": {"n_measured_images": n_feat, "n_train_measured": len(Xtr), "s": s, "r": r,
                        "group": "PolarRotation(n_angles=100, VonMises(0.2, loc=pi)), polar FFT path",
                        "learner": "RidgeClassifier(alpha=1e-2) on s cos features", "threads": _threads()},
@@ -406,7 +411,7 @@ def bench_rotated_mnist_full(quick=False):
                          "test_accuracy_on_fraction": acc},
             "extrapolated_full": {"features_s": feat_full, "fit_s": fit_full, "total_min": (feat_full + fit_full) / 60,
                                   "label": "EXTRAPOLATED from the measured fraction (features linear in N; fit "
-                                           "bounded by linear in N at fixed s)"},
+                                           "scaled by the flop count min(N^2 p + N^3/3, N p^2 + p^3/3))"},
             "goal_total_min": 30.0}
 
 
@@ -422,19 +427,97 @@ BENCHMARKS = {
 }
 
 
+def _gpu_name():
+    """The CUDA device's name when torch sees one (the benchmarks themselves run on the CPU unless they say so)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+
+
 def _environment():
     import scipy
     import sklearn
 
     env = {"orbitkernels": __version__, "python": platform.python_version(), "numpy": np.__version__,
            "scipy": scipy.__version__, "sklearn": sklearn.__version__, "cpu_count": os.cpu_count(),
-           "machine": platform.machine(), "blas_threads": _threads(), "gpu": "none available in this session"}
+           "machine": platform.machine(), "blas_threads": _threads(), "gpu": _gpu_name()}
     try:
         env["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                            cwd=Path(__file__).parent).stdout.strip() or None
     except OSError:
         env["git_commit"] = None
     return env
+
+
+def _pct(x):
+    return f"{100 * x:.0f}%"
+
+
+def summarize(name, res):
+    """One line of the key ratios of a benchmark's ``results`` (what the CLI prints and the docs show)."""
+    try:
+        if name == "rotations_rf":
+            sp, fps = res["speedup_vs_naive"], res["features_per_s"]
+            return (f"polar FFT {sp['polar_fft']:.1f}x the naive path (goal {res['goal_polar_vs_naive']:.0f}x), "
+                    f"template GEMM {sp['template_gemm']:.1f}x; {fps['polar_fft']:.0f} vs {fps['naive']:.0f} images/s")
+        if name == "polar_accuracy":
+            return ", ".join(f"{k}: {v['test_accuracy']:.3f} ({v['features_s']:.1f} s)"
+                             for k, v in res.items() if isinstance(v, dict) and "test_accuracy" in v)
+        if name == "gemm_peak":
+            a, b = res["lgika_rf_cos_sin"], res["gicdf_50_bins"]
+            return (f"numpy sgemm {res['peak_numpy_sgemm_gflops']:.1f} GFLOP/s; LGIKA-RF transform "
+                    f"{_pct(a['share_of_peak_transform'])} of it, GICDF(50 bins) {_pct(b['share_of_peak_transform'])} "
+                    f"(goal {_pct(res['goal_share'])})")
+        if name == "gicdf_mnist":
+            ips = res["images_per_s"]
+            return (f"{ips['float32']:.0f} images/s in float32, {ips['float64']:.0f} in float64; "
+                    f"{res['speedup_float32_blocked_vs_previous']:.1f}x the unblocked float64 pooling")
+        if name == "fft_cyclic":
+            return (f"LGIKA-RF FFT {res['lgika_rf']['speedup']:.1f}x the GEMM path, GICDF "
+                    f"{res['gicdf']['speedup']:.1f}x (max |diff| {max(res['lgika_rf']['max_abs_diff'], res['gicdf']['max_abs_diff']):.1g})")
+        if name == "qm7_lgika":
+            rows = res["per_s"]
+            return (f"features time ~ s^{res['feature_time_exponent_in_s']:.2f}; "
+                    + ", ".join(f"s={r['s']}: {r['fold_s']:.1f} s/fold (MAE {r['mae_kcal_mol']:.1f})" for r in rows)
+                    + f" on {res['config']['subset']} molecules")
+        if name == "memory":
+            parts = []
+            for path in ("gemm", "polar"):
+                rows = res[path]
+                parts.append(f"{path}: working memory {rows[0]['working_mb']:.0f} MiB at N={rows[0]['n']} and "
+                             f"{rows[-1]['working_mb']:.0f} MiB at N={rows[-1]['n']}")
+            return ("; ".join(parts) + f" (budget {res['config']['max_memory_mb']:.0f} MiB, output excluded); "
+                    f"augmenting the data would need {res['naive_would_need_mb_at_max_n']:.0f} MiB")
+        if name == "rotated_mnist_full":
+            e = res["extrapolated_full"]
+            return (f"{res['measured']['images_per_s']:.0f} images/s; full configuration extrapolated to "
+                    f"{e['total_min']:.1f} min (goal {res['goal_total_min']:.0f} min)")
+    except (KeyError, TypeError, IndexError, ValueError) as exc:  # an older results file
+        return f"(no summary: {exc!r})"
+    return ""
+
+
+def render_markdown(results_dir="results/bench", quick=False):
+    """``docs/performance.md``: one section per benchmark from ``<results_dir>/<name>.json``."""
+    root = Path(results_dir)
+    lines = ["# Performance", "",
+             "Generated by `orbitkernels report` from `results/bench/*.json` (written by `orbitkernels bench`). "
+             "Every benchmark runs the compared methods in the same process and reports ratios; each file records "
+             "the load average, BLAS threads and versions of its run.", ""]
+    for name, fn in BENCHMARKS.items():
+        path = root / f"{name}{'_quick' if quick else ''}.json"
+        lines += [f"## {name}", "", (fn.__doc__ or "").strip().splitlines()[0], ""]
+        if not path.exists():
+            lines += [f"*Not run yet* (`orbitkernels bench --name {name}`).", ""]
+            continue
+        rec = json.loads(path.read_text())
+        lines += [f"**{summarize(name, rec['results'])}**", "",
+                  f"Wall time {rec['wall_s']:.0f} s, load average {rec['loadavg_before'][0]:.1f} before and "
+                  f"{rec['loadavg_after'][0]:.1f} after, BLAS threads {rec['environment'].get('blas_threads', '?')}. "
+                  f"Full numbers: [`results/bench/{path.name}`](../results/bench/{path.name}).", ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def run_benchmarks(names=None, quick=False, out_dir=None):
@@ -460,6 +543,7 @@ def run_benchmarks(names=None, quick=False, out_dir=None):
                   "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
                   "environment": _environment(), "results": data,
                   "doc": (BENCHMARKS[name].__doc__ or "").strip()}
+        record["summary"] = summarize(name, data)
         atomic_write_json(out_dir / f"{name}{'_quick' if quick else ''}.json", record)
         results[name] = record
     return results

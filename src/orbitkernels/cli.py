@@ -1,4 +1,4 @@
-"""``orbitkernels`` command line: demo, reproduce, bench, datasets.
+"""``orbitkernels`` command line: demo, reproduce, bench, report, datasets.
 
 Thin by design: it parses, calls the library, and shows progress (tqdm on
 stderr, silenced by ``--quiet``); ``--json`` prints machine-readable results on
@@ -80,6 +80,37 @@ def _cmd_bench(args):
     return 0
 
 
+def _cmd_report(args):
+    import importlib
+    from pathlib import Path
+
+    from .bench import render_markdown as bench_markdown
+    from .experiments import PAPERS
+    from .experiments.report import render_results
+    from .utils.io import atomic_write_bytes
+
+    results, docs = Path(args.results), Path(args.docs)
+    written = []
+    for paper, module in PAPERS.items():
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            continue
+        if hasattr(mod, "render_markdown"):
+            path = docs / "reproductions" / f"{paper}.md"
+            atomic_write_bytes(path, mod.render_markdown(results).encode())
+            written.append(path)
+    pages = {docs / "results.md": render_results(results), docs / "performance.md": bench_markdown(results / "bench")}
+    for path, text in pages.items():
+        atomic_write_bytes(path, text.encode())
+        written.append(path)
+    if args.json:
+        _print_json([str(p) for p in written])
+    else:
+        print("\n".join(f"wrote {p}" for p in written))
+    return 0
+
+
 def _cmd_datasets(args):
     from .datasets import dataset_status
 
@@ -107,7 +138,7 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"orbitkernels {__version__}")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--json", action="store_true", help="print machine-readable results on stdout")
-    sub = parser.add_subparsers(dest="command", metavar="{demo,reproduce,bench,datasets}")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,reproduce,bench,report,datasets}")
 
     p = sub.add_parser("demo", help="rotation-invariant digits: plain RFF vs orbit features vs Haar kernel (~1 min)")
     p.add_argument("--out", default="demo_output", help="folder for demo.json and demo.png (default: %(default)s)")
@@ -130,6 +161,11 @@ def build_parser():
     p.add_argument("--quick", action="store_true")
     p.add_argument("--out", default=None)
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("report", help="regenerate docs/ (results, reproductions, performance) from results/*.json")
+    p.add_argument("--results", default="results", help="results root (default: %(default)s)")
+    p.add_argument("--docs", default="docs", help="documentation folder (default: %(default)s)")
+    p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("datasets", help="where each dataset is looked for, and whether it is there")
     p.add_argument("--data-home", default=None, help="data folder (default: $ORBITKERNELS_DATA or the user cache)")

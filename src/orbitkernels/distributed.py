@@ -42,6 +42,8 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .utils.persistence import VersionedPickleMixin
+
 __all__ = [
     "DistributedRidge",
     "DistributedRidgeClassifier",
@@ -367,7 +369,7 @@ def _class_block(P, classes):
     return classes[P.argmax(axis=1)]
 
 
-class _RidgeBase(BaseEstimator):
+class _RidgeBase(VersionedPickleMixin, BaseEstimator):
     _task = "regression"
 
     def __init__(self, alphas=(1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3), *, fit_intercept=True,
