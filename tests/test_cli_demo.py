@@ -78,3 +78,11 @@ def test_fft_benchmark_quick_runs_and_agrees_with_the_direct_path(tmp_path):
     assert res["lgika_rf"]["speedup"] > 1.0
     assert "x the GEMM path" in rec["summary"]
     assert rec["summary"] in render_markdown(tmp_path, quick=True)
+
+
+def test_report_verdicts_with_tolerance_and_closer():
+    from orbitkernels.experiments.report import _verdict
+    assert _verdict({"ours": -0.4995, "paper": -0.5, "better": "lower", "tolerance": 0.05}) == "matches (within tolerance)"
+    assert _verdict({"ours": -0.3, "paper": -0.5, "better": "lower", "tolerance": 0.05}) == "above"
+    assert _verdict({"ours": 1.05, "paper": 1.0, "better": "closer"}) == "matches"
+    assert _verdict({"ours": 1.5, "paper": 1.0, "better": "closer"}) == "differs"

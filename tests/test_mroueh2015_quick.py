@@ -44,9 +44,12 @@ def test_quick_resume_reuses_cells(tmp_path):
     from orbitkernels.experiments._runner import ExperimentRun
 
     run = ExperimentRun("mroueh2015", "theorems", first["config"], out_dir=tmp_path, quick=True)
-    assert run.n_resumed == 0
+    assert run.n_resumed == len(first["cells"]) > 0  # the finished file keeps its cells
     again = EXPERIMENTS["theorems"](quick=True, out_dir=tmp_path, seed=1)
-    assert again["data"] == first["data"]
+    assert again["data"] == first["data"] and again["resumed_cells"] == len(first["cells"])
+    # --no-resume recomputes every cell
+    fresh = EXPERIMENTS["theorems"](quick=True, out_dir=tmp_path, seed=1, resume=False)
+    assert fresh["resumed_cells"] == 0 and fresh["headline"] == first["headline"]
 
 
 def test_render_markdown_from_results(tmp_path):

@@ -86,7 +86,7 @@ def _cmd_report(args):
 
     from .bench import render_markdown as bench_markdown
     from .experiments import PAPERS
-    from .experiments.report import render_results
+    from .experiments.report import render_readme_block, render_results, update_marked_block
     from .utils.io import atomic_write_bytes
 
     results, docs = Path(args.results), Path(args.docs)
@@ -104,6 +104,8 @@ def _cmd_report(args):
     for path, text in pages.items():
         atomic_write_bytes(path, text.encode())
         written.append(path)
+    if args.readme and update_marked_block(args.readme, "results", render_readme_block(results)):
+        written.append(Path(args.readme))
     if args.json:
         _print_json([str(p) for p in written])
     else:
@@ -165,6 +167,9 @@ def build_parser():
     p = sub.add_parser("report", help="regenerate docs/ (results, reproductions, performance) from results/*.json")
     p.add_argument("--results", default="results", help="results root (default: %(default)s)")
     p.add_argument("--docs", default="docs", help="documentation folder (default: %(default)s)")
+    p.add_argument("--readme", default="README.md",
+                   help="file whose <!-- results:begin/end --> block gets the headline table (default: %(default)s; "
+                        "'' to skip)")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("datasets", help="where each dataset is looked for, and whether it is there")

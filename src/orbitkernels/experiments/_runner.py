@@ -29,9 +29,15 @@ def default_results_dir() -> Path:
 
 
 def headline(name, ours, paper=None, better="higher", **extra):
-    """One key cell of a table: our number beside the paper's."""
-    if better not in ("higher", "lower"):
-        raise ValueError(f"better must be 'higher' or 'lower'; got {better!r}")
+    """One key cell of a table: our number beside the paper's.
+
+    ``better`` is "higher", "lower", or "closer" for a quantity that should
+    match the paper's; ``tolerance`` (for "closer", default 10% of the paper's
+    value; for "higher"/"lower", default 0) is how far on the wrong side still
+    counts as a match (a fitted slope against a predicted rate, say).
+    """
+    if better not in ("higher", "lower", "closer"):
+        raise ValueError(f"better must be 'higher', 'lower' or 'closer'; got {better!r}")
     out = {"name": name, "ours": ours, "paper": paper, "better": better}
     out.update(extra)
     return out
@@ -85,6 +91,18 @@ class ExperimentRun:
                 self.n_resumed = len(self.cells)
             elif state is not None:
                 warnings.warn(f"{self.partial_path} was made with another configuration; starting afresh")
+        elif resume and self.path.exists():
+            # A finished run keeps its cells: running it again re-renders the file and the figure
+            # (e.g. after a change to the headline or the plot) without recomputing anything.
+            try:
+                state = read_json(self.path)
+            except (OSError, ValueError):
+                state = None
+            if (isinstance(state, dict) and isinstance(state.get("cells"), dict)
+                    and _canonical(state.get("config")) == _canonical(self.config)):
+                self.cells = state["cells"]
+                self._elapsed_before = float(state.get("wall_time_s", 0.0))
+                self.n_resumed = len(self.cells)
 
     # -- cells -------------------------------------------------------------
     @staticmethod
@@ -141,6 +159,7 @@ class ExperimentRun:
             "headline": list(headline),
             "data": data,
             "notes": notes,
+            "cells": self.cells,
             "figure": self.figure_path.name if figure is not None else None,
         }
         atomic_write_json(self.path, result)

@@ -812,9 +812,9 @@ def run_theorems(quick=False, out_dir=None, resume=True, seed=0):
         headline("Thm 1: fraction of pairs within Eq. 3 bounds", t1["fraction_inside_bounds"], 1.0),
         headline("Thm 1 (sphere templates): max |<Φx,Φz> - closed-form K_s|", t1["sphere_max_abs_error"], None,
                  better="lower"),
-        headline("Thm 2: slope of max error vs m", thm2["m"]["slope"], -0.5, better="lower"),
-        headline("Thm 2: slope of max error vs |G|", thm2["G"]["slope"], -0.5, better="lower"),
-        headline("Thm 2: slope of max error vs n", thm2["n"]["slope"], -1.0, better="lower"),
+        headline("Thm 2: slope of max error vs m", thm2["m"]["slope"], -0.5, better="lower", tolerance=0.05),
+        headline("Thm 2: slope of max error vs |G|", thm2["G"]["slope"], -0.5, better="lower", tolerance=0.05),
+        headline("Thm 2: slope of max error vs n", thm2["n"]["slope"], -1.0, better="lower", tolerance=0.05),
     ]
     notes = (f"Permutation group S_{cfg['n_blocks']} on {cfg['n_blocks']} blocks of {cfg['block_size']} (d = {d}, "
              f"|G| = {math.factorial(cfg['n_blocks'])}), ε = {eps}, s = {s}. Theorem 1: pairs of unit vectors with a "

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..utils.io import atomic_write_bytes, read_json
 
-__all__ = ["collect_headlines", "render_results", "main"]
+__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "main"]
 
 TITLES = {
     "mroueh2015": "Mroueh, Voinea & Poggio 2015 — group-invariant CDF features",
@@ -45,11 +45,21 @@ def _fmt(v):
     return str(v)
 
 
+def _md(text):
+    """A table cell: a literal '|' (as in |<Φx, Φz>|) would split the row."""
+    return str(text).replace("|", "\\|")
+
+
 def _verdict(cell):
     ours, paper = cell.get("ours"), cell.get("paper")
     if not isinstance(ours, (int, float)) or not isinstance(paper, (int, float)):
         return ""
+    if cell.get("better") == "closer":
+        tol = cell.get("tolerance", 0.1 * abs(paper))
+        return "matches" if abs(ours - paper) <= tol else "differs"
     better = ours >= paper if cell.get("better") == "higher" else ours <= paper
+    if not better and abs(ours - paper) <= cell.get("tolerance", 0.0):
+        return "matches (within tolerance)"
     return "meets or beats" if better else "below" if cell.get("better") == "higher" else "above"
 
 
@@ -67,10 +77,52 @@ def render_results(results_dir="results"):
                   "| --- | --- | --- | --- | --- | --- |"]
         for name, res in items:
             for cell in res["headline"]:
-                lines.append(f"| [{name}](../results/{paper}/{name}.json) | {cell.get('name')} | {_fmt(cell.get('ours'))} "
+                lines.append(f"| [{name}](../results/{paper}/{name}.json) | {_md(cell.get('name'))} | {_fmt(cell.get('ours'))} "
                              f"| {_fmt(cell.get('paper'))} | {cell.get('better', '')} | {_verdict(cell)} |")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def render_readme_block(results_dir="results"):
+    """The README's results table: every headline cell that has a paper number, plus each bench summary.
+
+    Short on purpose; the full tables are in ``docs/results.md`` and ``docs/reproductions/``.
+    """
+    found = collect_headlines(results_dir)
+    lines = ["| paper | experiment | cell | ours | paper's | |", "| --- | --- | --- | --- | --- | --- |"]
+    n = 0
+    for paper, items in found.items():
+        if paper == "bench":
+            continue
+        for name, res in items:
+            for cell in res["headline"]:
+                if cell.get("paper") is None:
+                    continue
+                lines.append(f"| {paper} | [{name}](docs/reproductions/{paper}.md) | {_md(cell.get('name'))} | "
+                             f"{_fmt(cell.get('ours'))} | {_fmt(cell.get('paper'))} | {_verdict(cell)} |")
+                n += 1
+    if not n:
+        return "No reproduction results yet: run `orbitkernels reproduce <paper>`, then `orbitkernels report`.\n"
+    return "\n".join(lines) + "\n"
+
+
+def update_marked_block(path, name, text):
+    """Replace what stands between ``<!-- name:begin -->`` and ``<!-- name:end -->`` in ``path``.
+
+    Returns whether the file changed; a file without the markers is left alone (returns False).
+    """
+    path = Path(path)
+    if not path.exists():
+        return False
+    doc = path.read_text()
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in doc or end not in doc:
+        return False
+    a, b = doc.index(begin) + len(begin), doc.index(end)
+    new = doc[:a] + "\n" + text.rstrip("\n") + "\n" + doc[b:]
+    if new != doc:
+        atomic_write_bytes(path, new.encode())
+    return new != doc
 
 
 def main(argv=None):
