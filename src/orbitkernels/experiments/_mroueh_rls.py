@@ -80,6 +80,22 @@ def _loo_select(fitted_fn, diag_fn, Yc, y_train, classes, rels, y_mean):
     return best[1], best[2]
 
 
+def _psd_solve(A, rhs):
+    """Solve (A) x = rhs for a regularised Gram / normal matrix A = G + αI.
+
+    Cholesky when it succeeds; otherwise (α so small that rounding in a Gram
+    matrix built from float32 features left it indefinite) the same system on
+    the PSD part of A, eigenvalues clipped at α's floor: the fit that the
+    validation then judges, instead of an abort.
+    """
+    try:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), rhs)
+    except np.linalg.LinAlgError:
+        evals, V = scipy.linalg.eigh(A)
+        floor = max(float(evals.max()) * 1e-12, np.finfo(float).tiny)
+        return V @ ((V.T @ rhs) / np.maximum(evals, floor)[:, None])
+
+
 def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig_limit=3000, rels=None,
                     holdout_rels=None, holdout_fraction=0.2, seed=0):
     """Train RLS with a selected λ and predict ``F_test``.
@@ -180,7 +196,7 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
             A = A.copy()
             A[np.diag_indices_from(A)] += alpha
             with threadpool_limits(1):
-                sol = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True, overwrite_a=True), rhs)
+                sol = _psd_solve(A, rhs)
             if primal:
                 return (rows - extra) @ sol + ym
             # rows: Gram rows against the fitting rows, centred like the fitting Gram
