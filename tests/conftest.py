@@ -1,3 +1,4 @@
+import logging
 import os
 from pathlib import Path
 
@@ -20,3 +21,18 @@ def shared_data_dir():
         return Path(env)
     here = Path(__file__).resolve().parents[2] / "shared" / "data"
     return here if here.is_dir() else None
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A real dask.distributed cluster of 2 worker processes on the loopback (one per test module)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None, silence_logs=logging.ERROR)
+    c = distributed.Client(cluster, timeout="60s")
+    c.wait_for_workers(2, timeout=60)
+    try:
+        yield c
+    finally:
+        c.close(timeout=20)
+        cluster.close(timeout=20)

@@ -1,5 +1,4 @@
 """Scale-out on Dask (orbitkernels.distributed): same numbers as in memory, on a real multi-process cluster."""
-import logging
 import os
 import signal
 import time
@@ -33,19 +32,6 @@ MAPS = {
     "nystroem": lambda: OrbitNystroem(ROT, gamma=0.02, n_components=20, n_group_samples=8, landmarks="orbit",
                                       random_state=1),
 }
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None, silence_logs=logging.ERROR)
-    c = distributed.Client(cluster, timeout="60s")
-    c.wait_for_workers(2, timeout=60)
-    try:
-        yield c
-    finally:
-        c.close(timeout=20)
-        cluster.close(timeout=20)
 
 
 @pytest.fixture(scope="module")

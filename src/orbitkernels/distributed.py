@@ -37,10 +37,16 @@ from __future__ import annotations
 
 import sys
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    assert_all_finite, check_array, check_consistent_length, check_is_fitted, column_or_1d, validate_data,
+)
 
 from .utils.persistence import VersionedPickleMixin
 
@@ -203,8 +209,6 @@ class _Blocks:
             ys = [None] * len(xs)
         else:
             Y = Y if is_dask_array(Y) else da.from_array(np.asarray(Y), chunks=-1)
-            if Y.shape[0] != X.shape[0]:
-                raise ValueError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}")
             Y = Y.rechunk((rows,) + ((-1,) if Y.ndim == 2 else ()))
             ys = Y.to_delayed().ravel()
         offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(int)
@@ -289,8 +293,25 @@ class _Moments:
         return acc
 
 
-def _combine_pairs(parts):
-    return tuple(_Moments.combine(list(group)) for group in zip(*parts))
+def _nonfinite(A):
+    """Number of NaN / ±inf entries of one block (integer and boolean blocks have none)."""
+    A = np.asarray(A)
+    return int(A.size - np.count_nonzero(np.isfinite(A))) if A.dtype.kind in "fc" else 0
+
+
+def _combine_blocks(parts):
+    """Reduce ``(train, validation, non-finite counts)`` triples of several blocks into one."""
+    train, val, bad = zip(*parts)
+    return _Moments.combine(list(train)), _Moments.combine(list(val)), np.sum(bad, axis=0)
+
+
+def _raise_nonfinite(bad, names):
+    # A dask array is only seen block by block on the workers, so finiteness is counted there, in the
+    # pass that is made anyway, and reported here once the counts of every block are reduced.
+    for count, name in zip(bad, names):
+        if count:
+            raise ValueError(f"Input {name} contains NaN or infinity: {int(count)} non-finite entries were found "
+                             "while accumulating the normal equations")
 
 
 class _Solution:
@@ -308,30 +329,44 @@ class _Solution:
         return self.V @ (self.c / (self.evals + self.alphas[i])[:, None])
 
     def errors(self, X, Y, task):
-        """Summed squared error (regression) or number of mistakes (classification) for every α."""
+        """Summed squared error (regression) or number of mistakes (classification) for every α.
+
+        A single ±1 target column is the binary coding (see :class:`_Encoder`): its decision is the sign.
+        """
         A = (np.asarray(X, dtype=np.float64) - self.mx) @ self.V
         out = np.empty(len(self.alphas))
         for i, a in enumerate(self.alphas):
             P = A @ (self.c / (self.evals + a)[:, None]) + self.my
-            out[i] = (P.argmax(axis=1) != Y.argmax(axis=1)).sum() if task == "classification" else ((P - Y) ** 2).sum()
+            if task != "classification":
+                out[i] = ((P - Y) ** 2).sum()
+            elif Y.shape[1] == 1:
+                out[i] = ((P[:, 0] > 0) != (Y[:, 0] > 0)).sum()
+            else:
+                out[i] = (P.argmax(axis=1) != Y.argmax(axis=1)).sum()
         return out
 
 
 def _block_moments(X, Y, offset, encode, center, holdout):
-    """(train, validation) moments of one block; validation is empty without a hold-out."""
+    """(train, validation) moments of one block and its non-finite counts in (X, Y);
+    validation is empty without a hold-out."""
     Y = encode(Y)
-    if holdout is None:
-        return _Moments.of(X, Y, center), _Moments.of(X[:0], Y[:0], center)
-    m = holdout_mask(offset, len(X), *holdout)
-    return _Moments.of(X[~m], Y[~m], center), _Moments.of(X[m], Y[m], center)
+    bad = np.array([_nonfinite(X), _nonfinite(Y)])
+    with np.errstate(invalid="ignore", over="ignore"):  # a non-finite block is reported after the reduction
+        if holdout is None:
+            return _Moments.of(X, Y, center), _Moments.of(X[:0], Y[:0], center), bad
+        m = holdout_mask(offset, len(X), *holdout)
+        return _Moments.of(X[~m], Y[~m], center), _Moments.of(X[m], Y[m], center), bad
 
 
 def _block_errors(X, Y, offset, encode, solution, task, holdout):
+    """Per-α errors of one block's validation rows, then their count and the non-finite counts in (X, Y)."""
     Y = encode(Y)
     if holdout is not None:
         m = holdout_mask(offset, len(X), *holdout)
         X, Y = X[m], Y[m]
-    return np.concatenate([solution.errors(X, Y, task), [len(X)]])
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = solution.errors(X, Y, task)
+    return np.concatenate([err, [len(X), _nonfinite(X), _nonfinite(Y)]])
 
 
 def _sum_arrays(parts):
@@ -339,7 +374,12 @@ def _sum_arrays(parts):
 
 
 class _Encoder:
-    """Targets to a float (n, k) matrix: ±1 one-hot for classes (GURLS / RidgeClassifier coding)."""
+    """Targets to a float (n, k) matrix: ±1 one-hot for classes (GURLS / RidgeClassifier coding).
+
+    Two classes are one column, +1 for ``classes[1]`` and -1 for ``classes[0]``, as scikit-learn's
+    ``RidgeClassifier`` (``LabelBinarizer(neg_label=-1)``) codes them; the two-column coding would only
+    add the negated column.
+    """
 
     def __init__(self, classes=None, squeeze=False):
         self.classes = classes
@@ -352,6 +392,8 @@ class _Encoder:
         idx = np.minimum(np.searchsorted(self.classes, y), len(self.classes) - 1)
         if len(y) and not np.array_equal(self.classes[idx], y):
             raise ValueError(f"y contains labels not seen in the training targets (classes: {self.classes!r})")
+        if len(self.classes) == 2:
+            return np.where(idx == 1, 1.0, -1.0)[:, None]
         Y = -np.ones((len(y), len(self.classes)))
         Y[np.arange(len(y)), idx] = 1.0
         return Y
@@ -362,11 +404,49 @@ def _predict_block(X, coef, intercept):
 
 
 def _decision_block(X, state):
+    # the only place a dask X is ever seen at predict time: refuse NaN/inf rather than return NaN scores
+    assert_all_finite(X, input_name="X")
     return _predict_block(X, *state)
 
 
 def _class_block(P, classes):
+    if P.shape[1] == 1:  # binary coding: the sign picks classes[1] (scikit-learn's decision_function convention)
+        return classes[(P[:, 0] > 0).astype(int)]
     return classes[P.argmax(axis=1)]
+
+
+#: in-memory X is kept float32 or converted to float64, as scikit-learn's linear models do
+_FLOATS = [np.float64, np.float32]
+_NUMERIC_KINDS = "biuf"
+
+
+def _check_dask_array(A, name, *, kinds=_NUMERIC_KINDS, ndims=(2,)):
+    """The part of scikit-learn's ``check_array`` that a dask array answers from its metadata alone:
+    dense numpy blocks, dimensions, dtype, known and non-zero sizes. Finiteness needs the data and is
+    counted blockwise by the pass over the blocks (:func:`_block_moments`, :func:`_decision_block`)."""
+    meta = getattr(A, "_meta", None)
+    if meta is not None and not isinstance(meta, np.ndarray):
+        raise TypeError(f"{name} is a dask array of {type(meta).__module__}.{type(meta).__name__} blocks; sparse "
+                        "or non-numpy blocks are not supported, dense numpy blocks are required")
+    if A.ndim not in ndims:
+        want = " or ".join(f"{d}-D" for d in ndims)
+        raise ValueError(f"{name} must be {want}; got a dask array of shape {A.shape}")
+    if A.dtype.kind not in kinds:
+        why = "complex data is not supported" if A.dtype.kind == "c" else "expected a numeric dtype"
+        raise ValueError(f"{name} has dtype {A.dtype}: {why}")
+    if any(np.isnan(s) for s in A.shape):
+        raise ValueError(f"{name} has unknown chunk sizes (shape {A.shape}); call {name}.compute_chunk_sizes() first")
+    if A.shape[0] < 1:
+        raise ValueError(f"Found array with 0 sample(s) (shape={A.shape}) while a minimum of 1 is required: "
+                         f"{name} has no rows")
+    if A.ndim == 2 and A.shape[1] < 1:
+        raise ValueError(f"Found array with 0 feature(s) (shape={A.shape}) while a minimum of 1 is required: "
+                         f"{name} has no columns")
+    return A
+
+
+def _n_outputs(y):
+    return 1 if y.ndim == 1 else y.shape[1]
 
 
 class _RidgeBase(VersionedPickleMixin, BaseEstimator):
@@ -384,6 +464,53 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
     def _encoder(self, y):
         return _Encoder()
 
+    # ------------------------------------------------------------------ input validation
+    def _check_X(self, X, name):
+        if is_dask_array(X):
+            return _check_dask_array(X, name)
+        return check_array(X, dtype=_FLOATS, input_name=name, estimator=self)
+
+    def _check_pair(self, X, y, xname, yname):
+        """(X, y) of which at least one is a dask array: each checked as far as it can be without computing."""
+        if y is None:
+            raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target "
+                             f"{yname} is None.")
+        X, y = self._check_X(X, xname), self._check_target(y, yname)
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: {xname} has "
+                             f"{X.shape[0]} rows but {yname} has {y.shape[0]}")
+        return X, y
+
+    def _validate_fit(self, X, y):
+        if not (is_dask_array(X) or is_dask_array(y)):
+            return self._validate_numpy(X, y)
+        X, y = self._check_pair(X, y, "X", "y")
+        self.n_features_in_ = X.shape[1]
+        if hasattr(self, "feature_names_in_"):  # a dask array carries no column names
+            del self.feature_names_in_
+        return X, y
+
+    def _validate_validation(self, X_val, y_val, y):
+        if (X_val is None) != (y_val is None):
+            raise ValueError("X_val and y_val must be given together; got "
+                             f"X_val={'None' if X_val is None else 'an array'} and "
+                             f"y_val={'None' if y_val is None else 'an array'}")
+        if X_val is None:
+            return None, None
+        if is_dask_array(X_val) or is_dask_array(y_val):
+            X_val, y_val = self._check_pair(X_val, y_val, "X_val", "y_val")
+        else:
+            X_val, y_val = self._check_X(X_val, "X_val"), self._check_target(y_val, "y_val")
+            check_consistent_length(X_val, y_val)
+        if X_val.shape[1] != self.n_features_in_:
+            raise ValueError(f"X_val has {X_val.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input (those of X)")
+        if self._task == "regression" and _n_outputs(y_val) != _n_outputs(y):
+            raise ValueError(f"y_val has {_n_outputs(y_val)} output(s) (shape {y_val.shape}) but y has "
+                             f"{_n_outputs(y)} (shape {y.shape})")
+        return X_val, y_val
+
+    # ------------------------------------------------------------------ fit / predict
     def fit(self, X, y, X_val=None, y_val=None):
         """Fit on numpy or row-chunked dask arrays, selecting α on validation data.
 
@@ -392,6 +519,11 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         :func:`holdout_mask` with ``validation_fraction`` (then, with
         ``refit=True``, the chosen α is refitted on all rows at no extra pass:
         the moments of both parts are merged). Ties go to the largest α.
+
+        In-memory inputs are validated by scikit-learn (``validate_data``);
+        dask arrays by their metadata, and their finiteness is counted in the
+        pass over the blocks, so a NaN or inf anywhere is a ``ValueError``
+        after that pass, not a silent NaN model.
         """
         alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
         if alphas.ndim != 1 or not len(alphas) or (alphas < 0).any():
@@ -401,31 +533,37 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         split_every = int(self.split_every)
         if split_every < 2:
             raise ValueError(f"split_every must be >= 2; got {self.split_every!r}")
+        X, y = self._validate_fit(X, y)
+        X_val, y_val = self._validate_validation(X_val, y_val, y)
         encode = self._encoder(y)
         blocks = _Blocks(X, y)
-        if blocks.n < 1:
-            raise ValueError("X has no rows")
         select = len(alphas) > 1
         holdout = None
         if select and X_val is None:
             holdout = (float(self.validation_fraction), int(self.random_state or 0))
         enc = blocks.ship(encode)
-        pair = blocks.reduce(blocks.map(_block_moments, enc, bool(self.fit_intercept), holdout),
-                             _combine_pairs, split_every)
-        (train, val), = blocks.compute(pair)
+        triple = blocks.reduce(blocks.map(_block_moments, enc, bool(self.fit_intercept), holdout),
+                               _combine_blocks, split_every)
+        (train, val, bad), = blocks.compute(triple)
+        _raise_nonfinite(bad, ("X", "y"))
         errors = None
         if select:
             if train.n < 1:
-                raise ValueError("no training rows left after the validation hold-out")
+                raise ValueError(f"the validation hold-out (validation_fraction={self.validation_fraction!r}) left "
+                                 f"no training rows out of n_samples={blocks.n}; pass more rows or X_val, y_val")
             solution = _Solution(train, alphas)
             vblocks = blocks if holdout is not None else _Blocks(X_val, y_val)
             sol = vblocks.ship(solution)
             tot = vblocks.reduce(vblocks.map(_block_errors, vblocks.ship(encode), sol, self._task, holdout),
                                  _sum_arrays, split_every)
             (tot,) = vblocks.compute(tot)
-            if tot[-1] < 1:
-                raise ValueError("the validation set is empty; raise validation_fraction or pass X_val")
-            errors = tot[:-1] / tot[-1]
+            _raise_nonfinite(tot[-2:], ("X_val", "y_val"))
+            n_val = tot[-3]
+            if n_val < 1:
+                raise ValueError(f"the validation hold-out (validation_fraction={self.validation_fraction!r}) left "
+                                 f"no validation rows out of n_samples={blocks.n}; raise validation_fraction or "
+                                 "pass X_val, y_val")
+            errors = tot[:-3] / n_val
             best = int(np.flatnonzero(errors == errors.min())[np.argmax(alphas[errors == errors.min()])])
         else:
             best = 0
@@ -438,22 +576,24 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         self.alpha_ = float(alphas[best])
         self.alphas_ = alphas
         self.validation_errors_ = errors
-        self.n_features_in_ = blocks.n_features
         self.n_train_ = int(train.n)
         self._set_output_shape(y)
         return self
 
     def _set_output_shape(self, y):
-        self._1d = getattr(y, "ndim", 1) == 1
+        self._1d = y.ndim == 1
 
-    def decision_function(self, X):
-        """Φ W + b, distributed (a dask array) when X is one, else numpy."""
+    def _decision(self, X):
+        """Φ W + b as an (n, k) array: distributed (a dask array) when X is one, else numpy."""
         check_is_fitted(self, "coef_")
         coef, intercept = self.coef_.T, self.intercept_
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; expected {self.n_features_in_}")
         if not is_dask_array(X):
+            X = validate_data(self, X, reset=False, dtype=_FLOATS)
             return _predict_block(X, coef, intercept)
+        X = _check_dask_array(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
         X = _as_row_chunked(X)
         k = coef.shape[1]
         state = _ship((coef, intercept), "delayed")
@@ -468,38 +608,86 @@ class DistributedRidge(RegressorMixin, _RidgeBase):
     sum of squared errors; GURLS' λ = α/n). Validation error: mean squared
     error summed over outputs. Fitted: ``coef_`` (k, p), ``intercept_`` (k,),
     ``alpha_``, ``validation_errors_`` (one per α, None for a single α).
+    ``y`` may have several outputs (2-D), as for ``Ridge``; ``predict`` then
+    returns them all, and a 1-D ``y`` gives 1-D predictions.
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # the normal equations solve every column of Y at once
+        return tags
+
+    def _validate_numpy(self, X, y):
+        X, y = validate_data(self, X, y, validate_separately=({"dtype": _FLOATS},
+                                                             {"ensure_2d": False, "dtype": "numeric"}))
+        check_consistent_length(X, y)
+        return X, y
+
+    def _check_target(self, y, name):
+        if is_dask_array(y):
+            return _check_dask_array(y, name, ndims=(1, 2))
+        return check_array(y, ensure_2d=False, dtype="numeric", input_name=name, estimator=self)
+
     def predict(self, X):
-        P = self.decision_function(X)
+        """Predictions, 1-D when the training ``y`` was (a dask array when X is one)."""
+        P = self._decision(X)
         return P[:, 0] if self._1d else P
 
 
 class DistributedRidgeClassifier(ClassifierMixin, _RidgeBase):
     """RLS classifier (GURLS): ridge on ±1 one-hot targets, predicted class = argmax.
 
-    Equals scikit-learn's ``RidgeClassifier(alpha)`` decisions for a single α.
+    Equals scikit-learn's ``RidgeClassifier(alpha)`` decisions for a single α,
+    including its binary coding: with two classes ``coef_`` has one row and
+    ``decision_function`` is 1-D, positive for ``classes_[1]``.
     The validation error is the misclassification rate. ``classes_`` are found
     with one pass over y only (``dask.array.unique``).
     """
 
     _task = "classification"
 
+    def _validate_numpy(self, X, y):
+        X, y = validate_data(self, X, y, dtype=_FLOATS)
+        check_classification_targets(y)
+        return X, y
+
+    def _check_target(self, y, name):
+        if not is_dask_array(y):
+            y = column_or_1d(check_array(y, ensure_2d=False, dtype=None, input_name=name, estimator=self), warn=True)
+            check_classification_targets(y)
+            return y
+        y = _check_dask_array(y, name, kinds=_NUMERIC_KINDS + "US", ndims=(1, 2))
+        if y.ndim == 2:
+            if y.shape[1] != 1:
+                raise ValueError(f"{name} should be a 1d array, got a dask array of shape {y.shape} instead.")
+            # the same warning as scikit-learn's column_or_1d(warn=True) for an in-memory column vector
+            warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape "
+                          "of y to (n_samples, ), for example using ravel().", DataConversionWarning, stacklevel=3)
+            y = y[:, 0]
+        return y
+
     def _encoder(self, y):
         if is_dask_array(y):
             _, da = _dask()
             classes = da.unique(y).compute()
+            check_classification_targets(classes)  # the type of target is decided by the distinct labels alone
         else:
-            classes = np.unique(np.asarray(y))
+            classes = np.unique(y)
         if len(classes) < 2:
-            raise ValueError(f"need at least two classes; got {classes!r}")
+            raise ValueError(f"y has only 1 class ({classes[0]!r}); a classifier needs at least 2 classes")
         self.classes_ = classes
         return _Encoder(classes)
 
+    def decision_function(self, X):
+        """Φ W + b: (n, n_classes), or (n,) for two classes (positive means ``classes_[1]``)."""
+        P = self._decision(X)
+        return P[:, 0] if P.shape[1] == 1 else P
+
     def predict(self, X):
-        P = self.decision_function(X)
+        """The class of largest score (the sign of the score for two classes)."""
+        P = self._decision(X)
         classes = self.classes_
         if is_dask_array(P):
             return P.map_blocks(_class_block, classes, drop_axis=1, dtype=classes.dtype,
                                 meta=np.empty((0,), dtype=classes.dtype))
-        return classes[P.argmax(axis=1)]
+        return _class_block(P, classes)
