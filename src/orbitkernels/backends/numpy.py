@@ -61,6 +61,14 @@ class NumpyBackend:
     def cos(self, a):
         return np.cos(a)
 
+    def cos_(self, a):
+        """In place (``a`` must be a writable array the caller owns)."""
+        return np.cos(a, out=a)
+
+    def add_(self, a, b):
+        """``a += b`` in place, broadcasting ``b``."""
+        return np.add(a, b, out=a)
+
     def sin(self, a):
         return np.sin(a)
 

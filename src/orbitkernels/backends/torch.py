@@ -83,6 +83,14 @@ class TorchBackend:
     def cos(self, a):
         return self.torch.cos(a)
 
+    def cos_(self, a):
+        """In place (``a`` must be a tensor the caller owns)."""
+        return a.cos_()
+
+    def add_(self, a, b):
+        """``a += b`` in place, broadcasting ``b``."""
+        return a.add_(b)
+
     def sin(self, a):
         return self.torch.sin(a)
 
