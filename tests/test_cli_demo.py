@@ -3,7 +3,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 
 from orbitkernels.cli import main
 from orbitkernels.demo import run_demo

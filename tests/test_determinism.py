@@ -16,7 +16,6 @@ in float32. Bit-identity across chunkings would need a BLAS-free reduction, at
 many times the cost, for differences of ~1e-16 relative. So the chunking tests
 assert agreement to a few ulps (float64: 1e-12 relative).
 """
-import json
 import os
 import subprocess
 import sys

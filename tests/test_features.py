@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 
 from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
 from orbitkernels.groups import (
-    BlockPermutation, CoulombPermutation, CyclicShift, ImageRotation, ImageScaling, LogNormal, Uniform,
+    BlockPermutation, CoulombPermutation, CyclicShift, ImageRotation, ImageScaling, Uniform,
 )
 from orbitkernels.kernels import HaarKernel
 

@@ -184,7 +184,6 @@ def run_xperm(quick=False, out_dir=None, resume=True, seed=0):
     _, rep_idx, orbit_of = np.unique(bow, axis=0, return_index=True, return_inverse=True)
     orbit_of = orbit_of.ravel()
     reps = Xn[rep_idx]
-    d = X.shape[1]
     K_dg = s - orbit_distance(group, reps)
     K_rbf = HaarKernel(group, "rbf", gamma=cfg["rbf_gamma"])(reps)
     haar_feats = {"Haar (s - d_G)": _orbit_features(K_dg), "Haar (RBF)": _orbit_features(K_rbf)}
@@ -963,11 +962,9 @@ def _tables(name, data):
 
 def write_markdown(results_dir=None, path="docs/reproductions/mroueh2015.md") -> str:
     """Render :func:`render_markdown` and write it to ``path``."""
-    text = render_markdown(results_dir)
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
-    return text
+    from .report import write_page
+
+    return write_page(render_markdown(results_dir), path)
 
 
 if __name__ == "__main__":  # pragma: no cover

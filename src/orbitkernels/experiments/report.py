@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..utils.io import atomic_write_bytes, read_json
 
-__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "main"]
+__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "write_page", "main"]
 
 TITLES = {
     "mroueh2015": "Mroueh, Voinea & Poggio 2015 — group-invariant CDF features",
@@ -123,6 +123,12 @@ def update_marked_block(path, name, text):
     if new != doc:
         atomic_write_bytes(path, new.encode())
     return new != doc
+
+
+def write_page(text, path):
+    """Write a generated page atomically (folders made as needed) and return its text."""
+    atomic_write_bytes(Path(path), text.encode())
+    return text
 
 
 def main(argv=None):

@@ -24,14 +24,14 @@ Pegasos (Algorithm 2).
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import check_int, check_random_state, check_real
 
 __all__ = [
@@ -287,7 +287,7 @@ def worst_case_attack(clf_or_w, X, K, mode="drop", l=None, u=None, y=None):
     return worst_case_scaling(X, ys, w, K, l, u)
 
 
-class InvariantLinearClassifier(ClassifierMixin, BaseEstimator):
+class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     """Binary linear classifier trained with the worst-case (invariant) hinge loss.
 
     Minimises the regularised risk of Eq. (5),
@@ -361,9 +361,11 @@ class InvariantLinearClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
+            # wording expected by scikit-learn's check_classifiers_multilabel/multiclass checks
             raise ValueError(
-                f"InvariantLinearClassifier is binary; y has {len(self.classes_)} class(es) "
-                f"{list(self.classes_)[:5]}"
+                "Only binary classification is supported. The type of the target is "
+                f"{type_of_target(y)}: InvariantLinearClassifier is binary; y has {len(self.classes_)} "
+                f"class(es) {list(self.classes_)[:5]}"
             )
         ys = np.where(y == self.classes_[1], 1.0, -1.0)
         rng = check_random_state(self.random_state)

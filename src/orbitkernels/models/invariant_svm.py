@@ -45,7 +45,6 @@ is always included) or as a worst-case ``oracle(model, x, y) -> (x', y')``
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -56,6 +55,7 @@ from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import check_int, check_random_state, check_real
 
 __all__ = ["InvariantSVC", "Identity", "IDENTITY", "zero_one_cost", "unit_margin"]
@@ -188,7 +188,7 @@ class _Growing:
         return self._buf[:, : self.n]
 
 
-class InvariantSVC(ClassifierMixin, BaseEstimator):
+class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     """Multi-class SVM with the invariance-sensitive max-margin loss of Eq. (2).
 
     Parameters
@@ -506,7 +506,9 @@ class InvariantSVC(ClassifierMixin, BaseEstimator):
             return
         # interior-point residue: snap tiny weights to 0 and nearly full blocks to C
         a_new = np.clip(a_new, 0.0, C)
-        a_new[a_new < 1e-9 * C] = 0.0
+        # clarabel leaves ~1e-9 C on inactive constraints; counted as support
+        # vectors they would inflate n_support_ by ~10% (measured on MNIST)
+        a_new[a_new < 1e-7 * C] = 0.0
         sums = np.bincount(local, weights=a_new, minlength=len(exs))
         full = sums > C * (1.0 - 1e-7)
         if full.any():
