@@ -57,7 +57,12 @@ def test_report_command_writes_every_page(tmp_path, capsys):
     run = ExperimentRun("raj2017", "toy", {"a": 1}, out_dir=tmp_path / "results")
     run.finish({"x": [1]}, [headline("acc", 0.97, 0.9683)])
     docs = tmp_path / "docs"
-    assert main(["report", "--results", str(tmp_path / "results"), "--docs", str(docs)]) == 0
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:begin -->\nold\n<!-- results:end -->\nrest\n")
+    assert main(["report", "--results", str(tmp_path / "results"), "--docs", str(docs), "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert "old" not in text and "| raj2017 | [toy](docs/reproductions/raj2017.md) | acc | 0.97 | 0.9683 |" in text
+    assert text.startswith("intro\n") and text.endswith("<!-- results:end -->\nrest\n")
     for page in ("results.md", "performance.md", "reproductions/mroueh2015.md", "reproductions/raj2017.md"):
         assert (docs / page).stat().st_size > 100, page
     assert "| acc | 0.97 | 0.9683 | higher | meets or beats |" in (docs / "results.md").read_text()
