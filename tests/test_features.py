@@ -246,3 +246,19 @@ def test_group_features_inside_grid_search(rng):
                          RidgeClassifier())
     gs = GridSearchCV(pipe, {"orbitfourierfeatures__gamma": [0.01, 0.1]}, cv=2).fit(X, y)
     assert gs.best_params_["orbitfourierfeatures__gamma"] in (0.01, 0.1)
+
+
+def test_gicdf_data_templates_are_unit_rows_of_the_training_data(rng):
+    g = BlockPermutation(4, 3)
+    X = rng.normal(size=(30, 12))
+    f = GroupCDFFeatures(g, n_templates=5, n_bins=4, template_sampling="data", random_state=0).fit(X)
+    T = f.templates_
+    np.testing.assert_allclose(np.linalg.norm(T, axis=1), 1.0)
+    Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+    assert all(np.isclose(Xn @ t, 1.0).any() for t in T)  # each template is a (normalised) training row
+    F = f.transform(X)
+    np.testing.assert_allclose(f.transform(g.act(X, g.elements()[7:8])[0]), F, atol=1e-12)  # still exactly invariant
+    with pytest.raises(ValueError, match="n_templates <= n_samples"):
+        GroupCDFFeatures(g, n_templates=31, template_sampling="data").fit(X)
+    with pytest.raises(ValueError, match="template_sampling"):
+        GroupCDFFeatures(g, template_sampling="uniform").fit(X)

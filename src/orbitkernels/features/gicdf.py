@@ -22,7 +22,7 @@ def sample_cdf_templates(n_templates, n_features, rng, *, sampling="gaussian", e
         T = rng.normal(size=(n_templates, d))
         return T / np.linalg.norm(T, axis=1, keepdims=True)
     if sampling != "gaussian":
-        raise ValueError(f"template_sampling must be 'gaussian' or 'sphere'; got {sampling!r}")
+        raise ValueError(f"template_sampling must be 'gaussian', 'sphere' or 'data'; got {sampling!r}")
     out = []
     need = n_templates
     for _ in range(1000):
@@ -58,8 +58,10 @@ class GroupCDFFeatures(OrbitFeaturesBase):
     n_bins : int, n (2n+1 thresholds)
     n_group_samples : int, optional, |G|
         Default: every element of a finite group, 64 samples of an infinite one.
-    template_sampling : {"gaussian", "sphere"}
-        Gaussian with rejection (§2) or uniform on the sphere (Remark 1).
+    template_sampling : {"gaussian", "sphere", "data"}
+        Gaussian with rejection (§2), uniform on the sphere (Remark 1), or
+        random rows of the training data, unit-normed (i-theory's stored
+        templates; outside Theorem 1's assumptions).
     epsilon : float in (0, 1)
         Rejection bound; the thresholds cover [-s, s] with s = 1 + epsilon.
     normalize : bool
@@ -109,6 +111,19 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         check_real(self.epsilon, "epsilon", low=0.0, high=1.0, low_open=True, high_open=True)
         if not (self.value_range is None or self.value_range == "auto"):
             check_real(self.value_range, "value_range", low=0.0, low_open=True)
+        if self.template_sampling == "data":
+            # i-theory's memory-based templates (Anselmi et al. 2013, Mroueh's ref. [1]): stored
+            # training signals, unit-normed. Structured templates make the group's effect visible
+            # (a pitch shift of white noise is white noise again); the Theorem 1 guarantee assumes
+            # Gaussian templates and does not cover this choice.
+            if self.n_templates > len(X):
+                raise ValueError(f"template_sampling='data' needs n_templates <= n_samples; "
+                                 f"got n_templates={self.n_templates} with {len(X)} samples")
+            T = np.asarray(X[rng.choice(len(X), self.n_templates, replace=False)], dtype=float)
+            norms = np.linalg.norm(T, axis=1, keepdims=True)
+            if np.any(norms == 0):
+                raise ValueError("template_sampling='data' drew an all-zero row of X as a template")
+            return T / norms
         return sample_cdf_templates(self.n_templates, X.shape[1], rng, sampling=self.template_sampling,
                                     epsilon=self.epsilon)
 
