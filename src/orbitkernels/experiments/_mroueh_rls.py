@@ -80,20 +80,31 @@ def _loo_select(fitted_fn, diag_fn, Yc, y_train, classes, rels, y_mean):
     return best[1], best[2]
 
 
-def _psd_solve(A, rhs):
-    """Solve (A) x = rhs for a regularised Gram / normal matrix A = G + αI.
+def _psd_solve(G, alpha, rhs, eig_cache=None):
+    """Solve (G + αI) x = rhs for a Gram / normal matrix G.
 
     Cholesky when it succeeds; otherwise (α so small that rounding in a Gram
-    matrix built from float32 features left it indefinite) the same system on
-    the PSD part of A, eigenvalues clipped at α's floor: the fit that the
-    validation then judges, instead of an abort.
+    matrix built from float32 features left G + αI indefinite) the same system
+    on the PSD part of G, from one eigendecomposition of G that ``eig_cache``
+    (a dict) keeps for the other α of the grid: the fit that the validation then
+    judges, instead of an abort.
     """
-    try:
-        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), rhs)
-    except np.linalg.LinAlgError:
-        evals, V = scipy.linalg.eigh(A)
-        floor = max(float(evals.max()) * 1e-12, np.finfo(float).tiny)
-        return V @ ((V.T @ rhs) / np.maximum(evals, floor)[:, None])
+    if eig_cache is None or "V" not in eig_cache:
+        A = G.copy()
+        A[np.diag_indices_from(A)] += alpha
+        try:
+            return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True, overwrite_a=True), rhs)
+        except np.linalg.LinAlgError:
+            pass
+        del A
+        evals, V = scipy.linalg.eigh(G)
+        if eig_cache is not None:
+            eig_cache.update(evals=evals, V=V)
+    else:
+        evals, V = eig_cache["evals"], eig_cache["V"]
+    d = np.maximum(evals, 0.0) + alpha
+    d = np.maximum(d, max(float(d.max()) * 1e-15, np.finfo(float).tiny))
+    return V @ ((V.T @ rhs) / d[:, None])
 
 
 def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig_limit=3000, rels=None,
@@ -191,12 +202,12 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
                     cache[key] = (Ki, Yi - ym, idx, ym)
             return cache[key]
 
+        eigs = {}
+
         def solve(key, idx, alpha, rows):
             A, rhs, extra, ym = system(key, idx)
-            A = A.copy()
-            A[np.diag_indices_from(A)] += alpha
             with threadpool_limits(1):
-                sol = _psd_solve(A, rhs)
+                sol = _psd_solve(A, alpha, rhs, eigs.setdefault(key, {}))
             if primal:
                 return (rows - extra) @ sol + ym
             # rows: Gram rows against the fitting rows, centred like the fitting Gram
