@@ -24,6 +24,12 @@ class NumpyJSONEncoder(json.JSONEncoder):
         return super().default(o)
 
 
+def _umask() -> int:
+    mask = os.umask(0)  # reading the umask means setting it; restore it at once
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers never see a partial file.
 
@@ -34,6 +40,8 @@ def atomic_write_bytes(path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp creates the file 0600; a results file or page gets what open() would give it
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
