@@ -577,6 +577,8 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
         for name, rows in right.items():
             axes[1].errorbar([p["per_class"] for p in rows], [p["mean"] for p in rows],
                              yerr=[p["std"] for p in rows], marker="o", ms=3, capsize=2, label=name)
+        for k, cell in gap.items():
+            axes[1].plot([top], [cell["accuracy"]], marker="*", ms=9, ls="none", label=f"{cdf_name}, {k}")
         if not quick:
             axes[1].axhline(0.9897, color="gray", ls=":", label="paper: 98.97% at 1000/class")
         axes[1].set_xscale("log")
