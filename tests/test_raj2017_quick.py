@@ -109,3 +109,31 @@ def test_render_markdown(tmp_path, monkeypatch):
     assert "No results file (qm7_quick.json)" in text
     curve = res["data"]["curves"][-1]
     assert f"{curve['frobenius_mean']:.4f}" in text  # the numbers come from the JSON
+
+
+@pytest.mark.parametrize("n,d", [(40, 10), (30, 60)])  # primal (D <= n) and dual (D > n) paths
+def test_loo_ridge_matches_brute_force(n, d):
+    from orbitkernels.experiments._common import RidgePath
+    from orbitkernels.experiments._raj_eval import LooRidge
+
+    rng = np.random.RandomState(0)
+    F = rng.randn(n, d)
+    y = 3 * F[:, 0] + rng.randn(n)
+    lams = [1e-3, 1e-1]
+    m = LooRidge(lams).fit(F, y)
+    for i_lam, lam in enumerate(lams):
+        errs = []
+        for i in range(n):
+            keep = np.arange(n) != i
+            # the same objective on n - 1 rows: penalty λ·n (n = full training size) = (λ n / (n - 1)) (n - 1)
+            p = RidgePath([lam * n / (n - 1)]).fit(F[keep], y[keep]).predict(F[i:i + 1])[0, 0, 0]
+            errs.append(y[i] - p)
+        assert np.isclose(np.sqrt(np.mean(np.square(errs))), m.loo_rmse_[i_lam])
+        assert np.allclose(RidgePath([lam]).fit(F, y).predict(F[:5])[0, :, 0], m.predict(F[:5], i_lam))
+
+
+def test_qm7_finished_results_are_reused(tmp_path, monkeypatch):
+    _need("qm7.npz", monkeypatch)
+    first = raj2017.run_qm7(quick=True, out_dir=tmp_path)
+    second = raj2017.run_qm7(quick=True, out_dir=tmp_path)  # finished file, same configuration: cells reused
+    assert second["resumed_cells"] == len(first["data"]["cells"]) and second["headline"] == first["headline"]
