@@ -137,3 +137,17 @@ def test_qm7_finished_results_are_reused(tmp_path, monkeypatch):
     first = raj2017.run_qm7(quick=True, out_dir=tmp_path)
     second = raj2017.run_qm7(quick=True, out_dir=tmp_path)  # finished file, same configuration: cells reused
     assert second["resumed_cells"] == len(first["data"]["cells"]) and second["headline"] == first["headline"]
+
+
+def test_engine_options_from_the_environment(monkeypatch):
+    from orbitkernels.experiments.raj2017 import _image_feature_map, engine_options
+    monkeypatch.delenv("ORBITKERNELS_BACKEND", raising=False)
+    monkeypatch.delenv("ORBITKERNELS_DEVICE", raising=False)
+    assert engine_options()["backend"] == "numpy"
+    monkeypatch.setenv("ORBITKERNELS_BACKEND", "torch")
+    monkeypatch.setenv("ORBITKERNELS_DEVICE", "cuda")
+    fm = _image_feature_map("lgika_rf", None, 20, 0.1, 2, {}, 0)
+    assert (fm.backend, fm.device) == ("torch", "cuda")
+    monkeypatch.setenv("ORBITKERNELS_BACKEND", "jax")
+    with pytest.raises(ValueError, match="ORBITKERNELS_BACKEND"):
+        engine_options()

@@ -108,7 +108,7 @@ CONFIGS = {
         # ~20 min of one shared core: D = 2000 for the paper's rows (r = 16 sampled rotations), and beyond the paper
         # LGIKA-RF over all A = 64 grid rotations through the polar FFT fast path, also at D = 8000.
         "reduced": dict(n_train=None, n_valid=None, n_test=None, r=16, feature_dims=[2000],
-                        extra_dims={"lgika_rf_polar": [8000]}, polar_angles=64, select_dim=500,
+                        extra_dims={"lgika_rf_polar": [8000, 14000]}, polar_angles=64, select_dim=500,
                         angles=["uniform", "vonmises_pi_0.2", "vonmises_0_2"], gamma_factors=[0.5, 1.0, 2.0],
                         layer2_dim=2000, layer2_factors=[1.0], gicdf_templates=40, gicdf_bins=25, time_budget_s=1200,
                         methods=["lgika_rf_polar", "lgika_rf", "orig_rf", "gicdf", "lgika_nys", "orig_nys"]),
@@ -729,18 +729,30 @@ def _angle_law(name):
     return VonMises(float(kappa), loc=np.pi if loc == "pi" else 0.0)
 
 
+def engine_options():
+    """Where the image experiments' feature maps run: ``$ORBITKERNELS_BACKEND`` ("numpy", default, or "torch") and
+    ``$ORBITKERNELS_DEVICE`` (e.g. "cuda"). The numbers agree to rounding across back-ends, so this is not part of
+    a run's configuration; the CIFAR-10 full configuration is meant for ``ORBITKERNELS_BACKEND=torch
+    ORBITKERNELS_DEVICE=cuda``."""
+    backend = os.environ.get("ORBITKERNELS_BACKEND") or "numpy"
+    if backend not in ("numpy", "torch"):
+        raise ValueError(f"ORBITKERNELS_BACKEND must be 'numpy' or 'torch'; got {backend!r}")
+    return {"backend": backend, "device": os.environ.get("ORBITKERNELS_DEVICE") or None, "max_memory_mb": 512}
+
+
 def _image_feature_map(method, group, dim, gamma, r, cfg, seed):
+    eng = engine_options()
     if method.endswith("_rf_polar"):  # PolarRotation: every grid angle (weighted by q) through the FFT fast path
         return OrbitFourierFeatures(group, gamma=gamma, n_components=dim // 2, n_group_samples=None,
-                                    random_state=seed, max_memory_mb=512)
+                                    random_state=seed, **eng)
     if method.endswith("_rf"):
         return OrbitFourierFeatures(group, gamma=gamma, n_components=dim // 2, n_group_samples=r if group else None,
-                                    random_state=seed, max_memory_mb=512)
+                                    random_state=seed, **eng)
     if method.endswith("_nys"):
         return OrbitNystroem(group, kernel="rbf", gamma=gamma, n_components=dim, n_group_samples=r if group else None,
-                             random_state=seed, max_memory_mb=512)
+                             random_state=seed, **eng)
     return GroupCDFFeatures(group, n_templates=cfg["gicdf_templates"], n_bins=cfg["gicdf_bins"], n_group_samples=r,
-                            value_range="auto", random_state=seed, max_memory_mb=512)
+                            value_range="auto", random_state=seed, **eng)
 
 
 def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, select_angles):
@@ -1003,7 +1015,8 @@ def render_markdown(results_dir=None, quick=False) -> str:
         out += [f"## {name}", "", f"**Paper.** {PAPER_CLAIMS[name]}", ""]
         if not path.exists():
             out += [f"No results file ({path.name}) yet. Run path: `orbitkernels reproduce raj2017 --experiment {name}`"
-                    f" (full configuration: `ORBITKERNELS_RAJ2017_CONFIG=full`). Configurations: "
+                    f" (full configuration: `ORBITKERNELS_RAJ2017_CONFIG=full`; on a GPU, with `pip install "
+                    f"\"orbitkernels[torch]\"`, add `ORBITKERNELS_BACKEND=torch ORBITKERNELS_DEVICE=cuda`). Configurations: "
                     f"`{json.dumps(CONFIGS[name]['full'])}` (full), `{json.dumps(CONFIGS[name]['reduced'])}` (CPU).", ""]
             continue
         res = json.loads(path.read_text())
