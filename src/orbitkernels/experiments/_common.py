@@ -66,22 +66,27 @@ def kfold_indices(n, k, seed):
     return [(np.sort(np.concatenate(parts[:i] + parts[i + 1:])), np.sort(parts[i])) for i in range(k)]
 
 
-def _fmt(v, digits):
+def _fmt(v, spec):
     if v is None:
         return "—"
     if isinstance(v, (int, float, np.floating)):
-        return f"{v:.{digits}f}"
+        return f"{v:{spec}}"
     return str(v)
 
 
-def headline_table(headline, digits=2):
-    """Markdown table of ``headline`` cells: name, ours, paper, better, and whether ours meets the paper."""
+def headline_table(headline, digits=2, row_format=None):
+    """Markdown table of ``headline`` cells: name, ours, paper, better, and whether ours meets the paper.
+
+    Values are shown with ``digits`` decimals, or with the format spec that
+    ``row_format(cell)`` returns for that row (None: the default).
+    """
     lines = ["| cell | ours | paper | better | meets paper? |", "| --- | --- | --- | --- | --- |"]
     for h in headline:
+        spec = (row_format(h) if row_format is not None else None) or f".{digits}f"
         ours, paper = h.get("ours"), h.get("paper")
         if ours is None or paper is None:
             meets = "—"
         else:
             meets = "yes" if (ours >= paper if h.get("better") == "higher" else ours <= paper) else "no"
-        lines.append(f"| {h['name']} | {_fmt(ours, digits)} | {_fmt(paper, digits)} | {h.get('better', '')} | {meets} |")
+        lines.append(f"| {h['name']} | {_fmt(ours, spec)} | {_fmt(paper, spec)} | {h.get('better', '')} | {meets} |")
     return "\n".join(lines)

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 from ..utils.io import atomic_write_bytes, read_json
+from ._runner import default_results_dir
 
-__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "write_page", "main"]
+__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder", "write_page", "main"]
 
 TITLES = {
     "mroueh2015": "Mroueh, Voinea & Poggio 2015 — group-invariant CDF features",
@@ -123,6 +124,13 @@ def update_marked_block(path, name, text):
     if new != doc:
         atomic_write_bytes(path, new.encode())
     return new != doc
+
+
+def paper_folder(results_dir, paper):
+    """``<results_dir>/<paper>`` when ``results_dir`` is a results root, else ``results_dir`` itself
+    (a paper's folder given directly); the default root is :func:`default_results_dir`."""
+    root = Path(results_dir) if results_dir is not None else default_results_dir()
+    return root / paper if (root / paper).is_dir() else root
 
 
 def write_page(text, path):
