@@ -86,8 +86,7 @@ def _cmd_report(args):
 
     from .bench import render_markdown as bench_markdown
     from .experiments import PAPERS
-    from .experiments.report import render_readme_block, render_results, update_marked_block
-    from .utils.io import atomic_write_bytes
+    from .experiments.report import render_readme_block, render_results, update_marked_block, write_page
 
     results, docs = Path(args.results), Path(args.docs)
     written = []
@@ -98,11 +97,11 @@ def _cmd_report(args):
             continue
         if hasattr(mod, "render_markdown"):
             path = docs / "reproductions" / f"{paper}.md"
-            atomic_write_bytes(path, mod.render_markdown(results).encode())
+            write_page(mod.render_markdown(results), path)
             written.append(path)
     pages = {docs / "results.md": render_results(results), docs / "performance.md": bench_markdown(results / "bench")}
     for path, text in pages.items():
-        atomic_write_bytes(path, text.encode())
+        write_page(text, path)
         written.append(path)
     if args.readme and update_marked_block(args.readme, "results", render_readme_block(results)):
         written.append(Path(args.readme))
