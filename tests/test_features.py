@@ -17,6 +17,7 @@ from orbitkernels.kernels import HaarKernel
 MAPS = [
     (GroupCDFFeatures, dict(n_templates=6, n_bins=8)),
     (OrbitFourierFeatures, dict(n_components=30, gamma=0.05)),
+    (OrbitFourierFeatures, dict(n_components=30, gamma=0.05, kernel="laplacian")),
     (OrbitNystroem, dict(n_components=8, gamma=0.05)),
 ]
 
@@ -118,6 +119,34 @@ def test_raj_fourier_features_converge_to_exact_orbit_kernel_like_one_over_sqrt_
         errs[s] = np.mean(e)
     ratio = errs[100] / errs[1600]  # 1/sqrt(s): expect sqrt(16) = 4
     assert 2.5 < ratio < 6.5, errs
+
+
+def test_laplacian_fourier_features_converge_to_the_laplacian_orbit_kernel(rng):
+    """Cauchy frequencies estimate E k(gx, g'x') for k = exp(-gamma ||x - y||_1), at the 1/sqrt(s) rate."""
+    from sklearn.metrics.pairwise import laplacian_kernel
+
+    g = BlockPermutation(4, 3)
+    X = rng.normal(size=(8, 12))
+    errs = {}
+    for s in (100, 6400):
+        e = []
+        for seed in range(3):
+            f = OrbitFourierFeatures(g, kernel="laplacian", n_components=s, gamma=0.3, n_group_samples=5,
+                                     random_state=seed).fit(X)
+            K = HaarKernel(g, "laplacian", gamma=0.3, elements=f.group_elements_)(X)
+            F = f.transform(X)
+            e.append(np.abs(F @ F.T - K).max())
+        errs[s] = np.mean(e)
+    assert errs[6400] < 0.05 and 4 < errs[100] / errs[6400] < 12, errs  # sqrt(64) = 8
+    # no group: the plain Laplacian kernel, which the Gaussian frequencies do not estimate
+    X = 0.2 * X  # close points, where the two kernels differ (Laplacian ~0.45, Gaussian ~0.75)
+    lap = OrbitFourierFeatures(None, kernel="laplacian", n_components=20000, gamma=0.3, random_state=0).fit(X)
+    rbf = OrbitFourierFeatures(None, n_components=20000, gamma=0.3, random_state=0).fit(X)
+    K = laplacian_kernel(X, gamma=0.3)
+    assert np.abs(lap.transform(X) @ lap.transform(X).T - K).max() < 0.03
+    assert np.abs(rbf.transform(X) @ rbf.transform(X).T - K).max() > 0.15
+    with pytest.raises(ValueError, match="kernel must be 'rbf' or 'laplacian'"):
+        OrbitFourierFeatures(kernel="cosine").fit(X)
 
 
 def test_nystroem_is_exact_when_landmarks_span_the_orbits(rng):

@@ -21,10 +21,21 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
 
     so that <ψ(x), ψ(x')> → k_{q,G}(x, x') = E_{g,g'~q} k(g x, g' x') (Eq. 3, 6).
 
+    ``kernel="laplacian"`` takes the Laplacian base kernel k(x, y) = exp(-gamma ||x - y||_1)
+    (scikit-learn's ``laplacian_kernel``) instead: by Bochner's theorem its spectral
+    measure is a product of Cauchy laws of scale gamma, so ω_jl ~ Cauchy(0, gamma)
+    i.i.d. (Rahimi & Recht 2007, §3) and everything else is unchanged. Raj et al.
+    state Eq. 6-7 for any shift-invariant base kernel; the Laplacian is characteristic,
+    so the orbit mean embedding stays injective (their §2.1). It is invariant to
+    coordinate permutations, not to rotations: with a rotation group the features
+    estimate k_{q,G} of a non-invariant base kernel.
+
     Parameters
     ----------
     group : Group, optional
     gamma : float > 0
+    kernel : {"rbf", "laplacian"}
+        Base kernel: Gaussian exp(-gamma ||x - y||^2) or Laplacian exp(-gamma ||x - y||_1).
     n_components : int, s (number of frequencies)
     n_group_samples : int, optional, r (default: all elements of a finite group, 64 otherwise)
     output : {"cos_sin", "cos"}
@@ -41,11 +52,12 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
     """
 
-    def __init__(self, group=None, *, gamma=1.0, n_components=100, n_group_samples=None, output="cos_sin",
-                 action="auto", random_state=None, max_memory_mb=DEFAULT_MEMORY,
+    def __init__(self, group=None, *, gamma=1.0, kernel="rbf", n_components=100, n_group_samples=None,
+                 output="cos_sin", action="auto", random_state=None, max_memory_mb=DEFAULT_MEMORY,
                  fast_path="auto", dtype=None, backend="numpy", device=None):
         self.group = group
         self.gamma = gamma
+        self.kernel = kernel
         self.n_components = n_components
         self.n_group_samples = n_group_samples
         self.output = output
@@ -62,7 +74,13 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         gamma = check_real(self.gamma, "gamma", low=0.0, low_open=True)
         if self.output not in ("cos_sin", "cos"):
             raise ValueError(f"output must be 'cos_sin' or 'cos'; got {self.output!r}")
-        W = rng.normal(scale=np.sqrt(2.0 * gamma), size=(s, X.shape[1]))
+        kernel = getattr(self, "kernel", "rbf")  # pickles made before the parameter existed are Gaussian
+        if kernel == "rbf":
+            W = rng.normal(scale=np.sqrt(2.0 * gamma), size=(s, X.shape[1]))
+        elif kernel == "laplacian":
+            W = gamma * rng.standard_cauchy(size=(s, X.shape[1]))
+        else:
+            raise ValueError(f"kernel must be 'rbf' or 'laplacian'; got {kernel!r}")
         self.random_offset_ = rng.uniform(0, 2 * np.pi, size=s) if self.output == "cos" else None
         return W
 
