@@ -41,6 +41,25 @@ def test_qm7_quick(tmp_path, monkeypatch):
     krr = [r for r in res["data"]["rows"] if r["method"] == "sort_krr"][0]
     assert krr["rmse"] < 150 and krr["mae"] <= krr["rmse"]
     assert "NOT the published split" in res["notes"]
+    cfg = raj2017.CONFIGS["qm7"]["quick"]
+    cells = res["data"]["cells"]
+    # the extra D selects its own γ (over extra_gamma_factors), the Nyström rows theirs (over nys_gamma_factors)
+    for k in range(cfg["n_folds"]):
+        extra = cells[f"lgika_rf|80|{k}"]
+        assert extra["gamma_factor"] in cfg["extra_gamma_factors"]
+        assert set(map(float, extra["inner_cv_rmse"])) == set(cfg["extra_gamma_factors"])
+        nys = cells[f"lgika_nys|40|{k}"]
+        assert set(map(float, nys["inner_cv_rmse"])) == set(cfg["nys_gamma_factors"])
+    lap = [r for r in res["data"]["rows"] if r["method"] == "sort_krr_lap"][0]
+    assert lap["dim"] is None and lap["n_folds"] == cfg["n_folds"] and lap["rmse"] < 150
+    assert any("Laplacian" in h["name"] and "(exact)" in h["name"] for h in res["headline"])
+    # beyond the paper (QM7_BEYOND): LGIKA-RF with the Laplacian base kernel, no 2nd layer
+    beyond = raj2017.QM7_BEYOND["quick"]
+    assert res["data"]["beyond"] == beyond
+    for k in range(cfg["n_folds"]):
+        cell = cells[f"lgika_rf_lap|{beyond['dims'][0]}|{k}"]
+        assert cell["gamma_factor"] in beyond["factors"] and "rmse_2layer" not in cell
+    assert any(h["name"].startswith("LGIKA (RF, Laplacian base kernel)") for h in res["headline"])
 
 
 def test_qm7_resume_reuses_cells(tmp_path, monkeypatch):
