@@ -574,6 +574,7 @@ def _qm7_gap_notes(rows, trials, n_folds, cells=None, cfg=None):
                              + (f" ({before:.2f} in the earlier run that reused the RF γ)" if before else "")
                              + "; fold-0 probes: "
                              + ", ".join(f"γ×{t['factor']:.3g}"
+                                         + (f" D={t['D']}" if t.get("D", 2000) != 2000 else "")
                                          + (" (landmarks from the orbit)" if t.get("landmarks") == "orbit" else "")
                                          + f": {t['rmse']:.2f}" for t in pr) + ".")
         gp = [t for t in trials["runs"] if t.get("method") == "gicdf"]
