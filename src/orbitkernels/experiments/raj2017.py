@@ -58,7 +58,6 @@ LABELS = {
     "orig_krr_lap": "Original (exact KRR, Laplacian) [beyond paper]",
     "sort_krr_lap": "Sort-Coulomb (exact KRR, Laplacian) [beyond paper]",
     "lgika_rf_lap": "LGIKA (RF, Laplacian base kernel) [beyond paper]",
-    "sort_rf_lap": "Sort-Coulomb (RF, Laplacian) [beyond paper]",
 }
 
 _LAMBDAS = [float(x) for x in 10.0 ** np.arange(-14, 1)]
@@ -249,7 +248,7 @@ class _QM7:
 
     def features(self, method, dim, factor, train):
         cfg, seed, r = self.cfg, self.seed, self.cfg["r"]
-        fold_free = method in ("orig_rf", "sort_rf", "lgika_rf", "lgika_rf_lap", "sort_rf_lap")
+        fold_free = method.endswith(("_rf", "_rf_lap"))
         key = (method, dim, factor) if fold_free else (method, dim, factor, train[:5].tobytes(), len(train))
         if key in self._cache:
             return self._cache[key]
@@ -258,11 +257,10 @@ class _QM7:
         X = self.Xs if method.startswith("sort") else self.X
         gamma = (factor or 1.0) / self.scale["sort" if method.startswith("sort") else "orig"]
         group = self.group if method.startswith("lgika") else None
-        if method.endswith("_rf"):
-            fm = OrbitFourierFeatures(group, gamma=gamma, n_components=dim // 2, n_group_samples=r if group else None,
-                                      random_state=seed)
-        elif method.endswith("_rf_lap"):
-            fm = OrbitFourierFeatures(group, kernel="laplacian", gamma=factor / self.scale_l1, n_components=dim // 2,
+        if fold_free:  # random Fourier features, Gaussian or (suffix "_lap") Laplacian base kernel
+            lap = method.endswith("_lap")
+            fm = OrbitFourierFeatures(group, kernel="laplacian" if lap else "rbf",
+                                      gamma=factor / self.scale_l1 if lap else gamma, n_components=dim // 2,
                                       n_group_samples=r if group else None, random_state=seed)
         elif method == "lgika_nys_lap":
             fm = OrbitNystroem(group, kernel="laplacian", gamma=factor / self.scale_l1, n_components=dim,
@@ -281,6 +279,21 @@ class _QM7:
         return F
 
 
+def _qm7_gamma_grid(cfg, method, dim, chosen_factor):
+    """The γ factors inner CV chooses from for one feature cell of the configuration ``cfg``."""
+    if method == "gicdf":
+        return [None]
+    if method == "lgika_nys_lap":
+        return cfg["lap_factors"]
+    if chosen_factor is not None:  # Nyström of the same kernel as an RF row: reuse that row's γ
+        return [chosen_factor]
+    if dim not in cfg["feature_dims"] and cfg.get("extra_gamma_factors"):
+        return cfg["extra_gamma_factors"]  # an extra (larger) D selects its own γ
+    if method.endswith("_nys") and cfg.get("nys_gamma_factors"):
+        return cfg["nys_gamma_factors"]
+    return cfg.get("gamma_factors_by_family", {}).get(method.split("_")[0], cfg["gamma_factors"])
+
+
 def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, factors=None, layer2=True):
     """One outer fold of one feature method: inner-CV selection of γ and λ, test RMSE/MAE, then the 2nd layer.
 
@@ -290,20 +303,8 @@ def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, f
     train, test = data.split(k)
     y = data.T
     lambdas = _qm7_lambdas(cfg)
-    if factors is not None:
-        pass
-    elif method == "gicdf":
-        factors = [None]
-    elif method == "lgika_nys_lap":
-        factors = cfg["lap_factors"]
-    elif chosen_factor is not None:  # Nyström of the same kernel as an RF row: reuse that row's γ
-        factors = [chosen_factor]
-    elif dim not in cfg["feature_dims"] and cfg.get("extra_gamma_factors"):
-        factors = cfg["extra_gamma_factors"]  # an extra (larger) D selects its own γ
-    elif method.endswith("_nys") and cfg.get("nys_gamma_factors"):
-        factors = cfg["nys_gamma_factors"]
-    else:
-        factors = cfg.get("gamma_factors_by_family", {}).get(method.split("_")[0], cfg["gamma_factors"])
+    if factors is None:
+        factors = _qm7_gamma_grid(cfg, method, dim, chosen_factor)
     cands = {f: (lambda f=f: data.features(method, dim, f, train)) for f in factors}
     loo = cfg["inner_k"] == "loo"
     if loo:  # exact leave-one-out on the training folds; the same eigendecomposition gives the final fit
@@ -422,6 +423,10 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None):
             dims = (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(method, [])) if method != "gicdf"
                     else [cfg["gicdf_templates"] * (2 * cfg["gicdf_bins"] + 1)])
             plan += [(method, d, k) for d in dims for k in range(n_folds)]  # extra D right after the base D
+    beyond = QM7_BEYOND.get(cname)  # rows beyond the paper, last: their own γ grid, no 2nd layer
+    beyond_methods = set(beyond["methods"]) if beyond else set()
+    if beyond:
+        plan += [(m, d, k) for m in beyond["methods"] for d in beyond["dims"] for k in range(n_folds)]
     cells, skipped = {}, []
     budget = _time_budget(cfg)
     for method, dim, k in progress(plan, desc="qm7 cells"):
@@ -429,7 +434,10 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None):
         if budget and not run.has(key) and run.wall_time() > budget:
             skipped.append(key)  # a later run with the same configuration resumes and computes it
             continue
-        if dim is None:
+        if method in beyond_methods:
+            cells[key] = run.cell(key, lambda: _qm7_feature_cell(data, method, dim, k, None,
+                                                                 factors=beyond["factors"], layer2=False))
+        elif dim is None:
             cells[key] = run.cell(key, lambda: _qm7_krr_cell(data, method, k))
         else:
             rf = _RF_OF.get(method)
@@ -445,16 +453,6 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None):
                 chosen_l2 = base.get("layer2_factor")
                 chosen = None if cfg.get("extra_gamma_factors") else base.get("gamma_factor", chosen)
             cells[key] = run.cell(key, lambda: _qm7_feature_cell(data, method, dim, k, chosen, chosen_l2))
-    beyond = QM7_BEYOND.get(cname)
-    if beyond:
-        more = [(m, d, k) for m in beyond["methods"] for d in beyond["dims"] for k in range(n_folds)]
-        for method, dim, k in progress(more, desc="qm7 cells beyond the paper"):
-            key = run.key(method, dim, k)
-            if budget and not run.has(key) and run.wall_time() > budget:
-                skipped.append(key)
-                continue
-            cells[key] = run.cell(key, lambda: _qm7_feature_cell(data, method, dim, k, None,
-                                                                 factors=beyond["factors"], layer2=False))
     rows = _qm7_rows(cells, cfg)
     heads = []
     top = max(cfg["feature_dims"])
