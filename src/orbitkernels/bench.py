@@ -388,6 +388,66 @@ def bench_memory(quick=False):
     return out
 
 
+# --------------------------------------------------------------------------- 5b
+_SETUP_CHILD = r"""
+import json, pickle, sys, time, tracemalloc, numpy as np
+from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
+from orbitkernels.groups import ImageRotation
+from orbitkernels.groups.polar import PolarRotation
+case = sys.argv[1]
+side = 48 if case == "fourier-polar-48" else 28
+rng = np.random.default_rng(0)
+X = rng.random((600, side * side), dtype=np.float32)
+make = {
+    "fourier-gemm": lambda: OrbitFourierFeatures(ImageRotation((28, 28), n_angles=64), gamma=0.02, n_components=500,
+                                                 max_memory_mb=16, random_state=0),
+    "fourier-polar": lambda: OrbitFourierFeatures(PolarRotation((28, 28), n_angles=64), gamma=0.02, n_components=500,
+                                                  max_memory_mb=16, random_state=0),
+    "fourier-polar-48": lambda: OrbitFourierFeatures(PolarRotation((48, 48), n_angles=128), gamma=0.02,
+                                                     n_components=500, max_memory_mb=16, random_state=0),
+    "gicdf-gemm": lambda: GroupCDFFeatures(ImageRotation((28, 28), n_angles=64), n_templates=100, n_bins=25,
+                                           max_memory_mb=16, random_state=0),
+    "nystroem-gemm": lambda: OrbitNystroem(ImageRotation((28, 28), n_angles=64), gamma=0.02, n_components=500,
+                                           max_memory_mb=16, random_state=0),
+}[case]
+tracemalloc.start()
+t = time.perf_counter(); f = make().fit(X); t_fit = time.perf_counter() - t
+fit_now, fit_peak = tracemalloc.get_traced_memory()
+t = time.perf_counter(); F1 = f.transform(X[:8]); t_first = time.perf_counter() - t
+first_now, first_peak = tracemalloc.get_traced_memory()
+tracemalloc.stop()
+t = time.perf_counter(); f.transform(X[:8]); t_second = time.perf_counter() - t
+blob = pickle.dumps(f)
+t = time.perf_counter(); g = pickle.loads(blob); F2 = g.transform(X[:8]); t_load = time.perf_counter() - t
+print(json.dumps({"case": case, "fit_s": t_fit, "fit_peak_mb": fit_peak / 2**20, "fitted_mb": fit_now / 2**20,
+                  "first_transform_s": t_first, "first_transform_peak_mb": first_peak / 2**20,
+                  "kept_after_first_transform_mb": first_now / 2**20, "second_transform_s": t_second,
+                  "pickle_mb": len(blob) / 2**20, "unpickle_and_transform_s": t_load,
+                  "same_after_pickle": bool(np.array_equal(F1, F2))}))
+"""
+
+
+def bench_setup(quick=False):
+    """Setup cost per feature map: fit time and peak, fitted size, first-transform setup, pickle size and reload.
+
+    Each case runs in a fresh process: ``fit`` on 600 images, then the first transform of 8 rows
+    (which builds the per-precision caches: transformed templates, polar resampling), a second one
+    (the steady state), then ``pickle.dumps`` and a reload + transform (what a saved model costs).
+    Memory is what tracemalloc sees numpy allocate (the fitted estimator's arrays and caches).
+    """
+    cases = ("fourier-gemm", "fourier-polar", "gicdf-gemm") if quick else (
+        "fourier-gemm", "fourier-polar", "fourier-polar-48", "gicdf-gemm", "nystroem-gemm")
+    env = dict(os.environ, OMP_NUM_THREADS=str(_threads()), OPENBLAS_NUM_THREADS=str(_threads()))
+    rows = []
+    for case in cases:
+        p = subprocess.run([sys.executable, "-c", _SETUP_CHILD, case], capture_output=True, text=True, env=env,
+                           check=True)
+        rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    return {"config": {"d": "784 (28x28; 2304 for the 48x48 case)", "r": "64 (128 for the 48x48 case)",
+                       "s": "500 (GICDF: 100 templates x 51 thresholds)", "fit_rows": 600, "max_memory_mb": 16},
+            "cases": rows}
+
+
 # --------------------------------------------------------------------------- 6
 def bench_rotated_mnist_full(quick=False):
     """Raj §4.2 Rotated MNIST: 62k images, s=7k, r=100 von Mises rotations; features + RLS fit time.
@@ -461,6 +521,7 @@ BENCHMARKS = {
     "fft_cyclic": bench_fft_cyclic,
     "qm7_lgika": bench_qm7_lgika,
     "memory": bench_memory,
+    "setup": bench_setup,
     "rotated_mnist_full": bench_rotated_mnist_full,
 }
 
@@ -528,6 +589,10 @@ def summarize(name, res):
                              f"{rows[-1]['working_mb']:.0f} MiB at N={rows[-1]['n']}")
             return ("; ".join(parts) + f" (budget {res['config']['max_memory_mb']:.0f} MiB, output excluded); "
                     f"augmenting the data would need {res['naive_would_need_mb_at_max_n']:.0f} MiB")
+        if name == "setup":
+            return "; ".join(f"{c['case']}: fit {c['fit_s']:.2f} s, fitted {c['fitted_mb']:.0f} MiB, first transform "
+                             f"{c['first_transform_s']:.2f} s, pickle {c['pickle_mb']:.1f} MiB"
+                             for c in res["cases"])
         if name == "rotated_mnist_full":
             m = res["measured"]
             if "extrapolated_full" in res:
