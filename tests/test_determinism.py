@@ -88,7 +88,10 @@ def test_haar_kernel_chunking_is_bit_identical():
     k = HaarKernel(ROT, gamma=0.02, n_group_samples=4, random_state=0)
     ref = k(X[:40], X[40:70])
     k2 = HaarKernel(ROT, gamma=0.02, n_group_samples=4, random_state=0, max_memory_mb=0.05)
-    np.testing.assert_array_equal(k2(X[:40], X[40:70]), ref)
+    # Y is chunked too (the budget holds for any N): BLAS rounds a dot product differently when the
+    # number of columns of a block changes, so equal to the last bit or two, not bit for bit
+    np.testing.assert_allclose(k2(X[:40], X[40:70]), ref, rtol=1e-14, atol=0)
+    np.testing.assert_array_equal(k2(X[:40], X[40:70]), k2(X[:40], X[40:70]))  # each budget is deterministic
 
 
 _SCRIPT = textwrap.dedent("""
