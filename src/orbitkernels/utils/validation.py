@@ -60,7 +60,9 @@ def check_data(X, name="X", *, n_features=None, dtype=None, allow_empty=False, c
     return arr
 
 
-def _row_blocks(arr, block_bytes=4 * 2**20):
+def _row_blocks(arr, block_bytes=256 * 2**10):
+    # small blocks: the checks below run inside memory-budgeted calls (HaarKernel, transforms),
+    # where a float64 copy of a large block would be a temporary the budget does not allow
     step = max(1, int(block_bytes // max(1, arr[:1].nbytes)))
     return (arr[a : a + step] for a in range(0, len(arr), step))
 
