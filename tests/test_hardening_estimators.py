@@ -194,6 +194,8 @@ def test_rbf_kernels_refuse_inputs_whose_distances_are_noise():
         f.transform(X32)
     with pytest.raises(ValueError, match="rescale X"):
         HaarKernel(ROT, gamma=0.1, n_group_samples=3, random_state=0)(X32)
+    with pytest.raises(ValueError, match="rescale X"):  # random Fourier phases of 1e19 radians are noise
+        OrbitFourierFeatures(ROT, n_components=5, random_state=0).fit(X.astype(np.float32)).transform(X32)
     # gamma="scale" adapts to the data's scale, so the same data are fine: k(x, x) = 1 on the landmarks
     g = OrbitNystroem(None, n_components=5, gamma="scale", random_state=0).fit(X32)
     np.testing.assert_allclose((g.transform(g.components_.astype(np.float32)) ** 2).sum(1), 1.0, rtol=1e-3)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ..utils.validation import count_constraint, positive_real_constraint, scale_gamma
+from ..utils.validation import count_constraint, max_sq_norm, positive_real_constraint, scale_gamma
 from ._engine import TrigPool
 from ._base import DEFAULT_MEMORY, OrbitFeaturesBase, magnitude_guard
 
@@ -108,8 +108,21 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         return 2 * self.n_components_ if self.output_ == "cos_sin" else self.n_components_
 
     def _check_magnitude(self, X):
+        cdt = self.plan_.compute_dtype(X.dtype)
         t = float(np.sqrt((self.templates_ ** 2).sum(1).max()))
-        magnitude_guard(X, self.plan_.compute_dtype(X.dtype), 1, t, "its phases <ω, g x>")
+        magnitude_guard(X, cdt, 1, t, "its phases <ω, g x>")
+        if self.kernel == "rbf":
+            # a phase known only to within eps·|<ω, x>| >= π radians makes cos/sin pure noise
+            # (float32 X at |x| ~ 1e19); the Laplacian's Cauchy frequencies have such phases by
+            # design in a few heavy-tailed components, so only the Gaussian case is checked
+            norm = float(np.sqrt(max_sq_norm(X)))
+            phase = norm * t
+            if phase * float(np.finfo(cdt).eps) > np.pi:
+                raise ValueError(
+                    f"X's norms reach {norm:.3g}: the phases <ω, g x> (up to {phase:.3g}) "
+                    f"are not resolved in {cdt.name} (cos/sin would be noise); rescale X (e.g. StandardScaler), "
+                    "lower gamma or use gamma='scale'"
+                )
 
     def _pool(self, S):
         w = self.group_weights_.astype(S.dtype)
