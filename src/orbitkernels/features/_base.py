@@ -12,6 +12,7 @@ from ..groups.base import Group
 from ..utils.persistence import IncompatibleVersionError, VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
+    all_finite,
     check_not_text,
     check_random_state,
     count_constraint,
@@ -211,7 +212,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
             out = np.empty((n, n_out), dtype=out_dtype)
             for a in range(0, n, rows):
                 out[a : a + rows] = plan.map(self._prepare(X[a : a + rows]), pool, n_out, out_dtype=out_dtype)
-        if not np.isfinite(out).all():
+        if not all_finite(out):  # a sum, then blocks: no output-sized boolean temporary
             # never hand back NaN/inf as features: a kernel overflowed on these inputs
             raise ValueError(
                 f"{type(self).__name__} produced non-finite features on this X (max |x| = "

@@ -6,19 +6,26 @@ parameter and the offending value: nothing is silently coerced or truncated.
 from __future__ import annotations
 
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state as _sk_check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 
 __all__ = [
     "MAX_COUNT",
     "RANDOM_STATE_CONSTRAINT",
     "StrictInterval",
+    "all_finite",
     "check_not_text",
-    "scale_gamma",
+    "check_rbf_precision",
     "count_constraint",
     "finite_real_constraint",
+    "kernel_param_constraints",
+    "max_sq_norm",
     "positive_real_constraint",
+    "resolve_kernel_params",
+    "scale_gamma",
     "check_data",
     "check_int",
     "check_real",
@@ -52,7 +59,7 @@ def check_data(X, name="X", *, n_features=None, dtype=None, allow_empty=False, c
     if dtype is None:
         dtype = np.float32 if arr.dtype == np.float32 else np.float64
     arr = np.array(arr, dtype=dtype, copy=copy) if copy else np.asarray(arr, dtype=dtype)
-    if arr.size and not _all_finite(arr):
+    if arr.size and not all_finite(arr):
         bad = "NaN" if _any_nan(arr) else "inf"
         raise ValueError(f"{name} contains {bad}; clean or impute the data first")
     if n_features is not None and arr.shape[1] != n_features:
@@ -67,7 +74,7 @@ def _row_blocks(arr, block_bytes=256 * 2**10):
     return (arr[a : a + step] for a in range(0, len(arr), step))
 
 
-def _all_finite(arr):
+def all_finite(arr):
     """Whether every entry is finite, without an ``arr``-sized boolean temporary.
 
     A finite sum means finite entries (scikit-learn's fast path); a sum that
@@ -130,9 +137,6 @@ def check_real(value, name, *, low=None, high=None, low_open=False, high_open=Fa
 # ----------------------------------------------------------------------------
 # Parameter constraints (scikit-learn's ``_parameter_constraints`` vocabulary)
 # ----------------------------------------------------------------------------
-from numbers import Integral, Real  # noqa: E402
-
-from sklearn.utils._param_validation import Interval  # noqa: E402
 
 #: Upper bound of every count parameter (templates, components, bins, group samples, iterations).
 #: Beyond it the arrays they size cannot be indexed by BLAS/NumPy's 32-bit loops, and an
@@ -236,8 +240,6 @@ def kernel_param_constraints():
     integer polynomial degree (a fractional power of a negative <x, z> + c0 is NaN,
     a zero or negative one makes no kernel); any finite coef0.
     """
-    from sklearn.utils._param_validation import StrOptions
-
     return {
         "gamma": [positive_real_constraint(), StrOptions({"scale"}), None],
         "degree": [count_constraint(1), None],
@@ -257,8 +259,7 @@ def resolve_kernel_params(owner, kernel, X, *, gamma=None, degree=None, coef0=No
 
     Returns ``(params, gamma_)`` (``gamma_`` None where the kernel's default applies).
     """
-    from sklearn.metrics.pairwise import KERNEL_PARAMS
-    from sklearn.utils._param_validation import validate_parameter_constraints
+    from sklearn.metrics.pairwise import KERNEL_PARAMS  # heavy module: only when a kernel is resolved
 
     params = dict(kernel_params or {})
     cons = kernel_param_constraints()
