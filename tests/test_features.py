@@ -145,7 +145,7 @@ def test_laplacian_fourier_features_converge_to_the_laplacian_orbit_kernel(rng):
     K = laplacian_kernel(X, gamma=0.3)
     assert np.abs(lap.transform(X) @ lap.transform(X).T - K).max() < 0.03
     assert np.abs(rbf.transform(X) @ rbf.transform(X).T - K).max() > 0.15
-    with pytest.raises(ValueError, match="kernel must be 'rbf' or 'laplacian'"):
+    with pytest.raises(ValueError, match="'kernel' parameter.*'cosine'"):
         OrbitFourierFeatures(kernel="cosine").fit(X)
 
 
@@ -188,7 +188,8 @@ def test_chunking_and_memory_budget_do_not_change_features(rng):
     f = OrbitFourierFeatures(g, n_components=50, random_state=3).fit(X)
     F = f.transform(X)
     f.set_params(max_memory_mb=0.2)
-    np.testing.assert_array_equal(f.transform(X), F)
+    # equal up to rounding: BLAS sums a 1-row block (GEMV) in another order than a 64-row GEMM
+    np.testing.assert_allclose(f.transform(X), F, rtol=0, atol=1e-14)
     assert f.plan_.chunk_rows(64, 40, 8) < 64  # the budget really forced several chunks
     with pytest.raises(ValueError, match="max_memory_mb"):
         f.set_params(max_memory_mb=1e-4).transform(X)

@@ -11,8 +11,8 @@ from orbitkernels.kernels import HaarKernel
 def test_single_sum_equals_double_sum_for_haar_measure(rng):
     g = BlockPermutation(4, 3)
     X, Y = rng.normal(size=(5, 12)), rng.normal(size=(4, 12))
-    a = HaarKernel(g, "rbf", gamma=0.2)
-    b = HaarKernel(g, "rbf", gamma=0.2, single_sum=False)
+    a = HaarKernel(g, "rbf", gamma=0.2).fit()
+    b = HaarKernel(g, "rbf", gamma=0.2, single_sum=False).fit()
     assert a.single_sum_ and not b.single_sum_
     np.testing.assert_allclose(a(X, Y), b(X, Y), atol=1e-12)
 
@@ -51,9 +51,10 @@ def test_usable_as_svc_kernel(rng):
 
 
 def test_bad_arguments():
+    # parameters are checked at fit / first call (scikit-learn's convention: __init__ only stores)
     with pytest.raises(ValueError, match="base_kernel"):
-        HaarKernel(CyclicShift(3), "gauss")
+        HaarKernel(CyclicShift(3), "gauss")(np.ones((2, 3)))
     with pytest.raises(ValueError, match="single_sum=True"):
-        HaarKernel(ImageRotation((4, 4)), single_sum=True)
+        HaarKernel(ImageRotation((4, 4)), single_sum=True).fit()
     with pytest.raises(ValueError, match="features"):
         HaarKernel(CyclicShift(3))(np.ones((2, 3)), np.ones((2, 4)))

@@ -345,15 +345,9 @@ def _cdf_multi(est, X, bins_list, n_templates=None):
     Xn = est._prepare(np.asarray(X, dtype=np.float32))
     m = est.n_templates
     widths = [m * (2 * n + 1) for n in bins_list]
-    saved = est.n_bins
 
     def pool(S):
-        outs = []
-        for n in bins_list:
-            est.n_bins = n
-            outs.append(est._pool(S))
-        est.n_bins = saved
-        return np.hstack(outs)
+        return np.hstack([est._pool(S, n_bins=n) for n in bins_list])
 
     F = est.plan_.map(Xn, pool, sum(widths), out_dtype=np.float32)
     out, a = {}, 0

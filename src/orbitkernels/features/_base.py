@@ -2,54 +2,103 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..backends import BACKENDS
 from ..distributed import fit_dask, is_dask_array, transform_dask
 from ..groups.base import Group
 from ..utils.persistence import IncompatibleVersionError, VersionedPickleMixin
-from ..utils.validation import check_int, check_random_state, check_real
-from ._engine import DEFAULT_MAX_MEMORY_MB, DTYPES, FAST_PATHS, ProjectionPlan, resolve_elements, resolve_group
+from ..utils.validation import (
+    RANDOM_STATE_CONSTRAINT,
+    all_finite,
+    check_not_text,
+    check_random_state,
+    count_constraint,
+    positive_real_constraint,
+)
+from ._engine import (
+    DEFAULT_MAX_MEMORY_MB,
+    DTYPES,
+    FAST_PATHS,
+    POOL_BLOCK_BYTES,
+    POOL_BLOCK_BYTES_DIRECT,
+    CDFPool,
+    ProjectionPlan,
+    resolve_elements,
+    resolve_group,
+)
 
-__all__ = ["OrbitFeaturesBase", "IncompatibleVersionError"]
+__all__ = ["OrbitFeaturesBase", "IncompatibleVersionError", "SAMPLING_OPTIONS", "as_native_float"]
 
 
 #: sklearn pairwise kernels with k(gx, gz) = k(x, z) for every unitary g
 UNITARY_INVARIANT_KERNELS = frozenset({"rbf", "linear", "poly", "polynomial", "sigmoid", "cosine"})
+
+#: how group elements are drawn (``resolve_elements``): "qmc" low-variance (stratified grid /
+#: randomised lattice), "iid" the papers' independent draws from q
+SAMPLING_OPTIONS = ("qmc", "iid")
+
+#: fixed allowance of a transform beyond its per-row arrays: the engine pools cache-sized
+#: sub-blocks whose temporaries (the CDF's int64 counts: up to 3x the block) do not shrink with
+#: the chunk, plus the kernels' per-call template norms
+_FIXED_RESERVE_DIRECT = 4 * POOL_BLOCK_BYTES_DIRECT
+_FIXED_RESERVE_FFT = 4 * POOL_BLOCK_BYTES
+
+
+def as_native_float(X):
+    """A float array in non-native byte order (``'>f4'`` on a little-endian machine) in native order.
+
+    scikit-learn's ``validate_data(dtype=[float64, float32])`` compares dtypes with
+    their byte order, so big-endian float32 silently became float64; the values
+    are the same, only the representation changes (float32 in, float32 out).
+    """
+    dt = getattr(X, "dtype", None)
+    if isinstance(X, np.ndarray) and dt.kind == "f" and not dt.isnative:
+        return X.astype(dt.newbyteorder("="))
+    return X
 
 
 class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Common ``fit``/``transform`` of the orbit feature maps.
 
     Subclasses implement ``_draw_templates(X, rng)``, ``_pool(S)`` and
-    ``_n_out`` (and optionally ``_pool_spec()``, the same pooling as an engine
+    ``_n_features_out`` (and optionally ``_pool_spec()``, the same pooling as an engine
     pooling object that runs on the back-end); every map also takes the engine
-    options ``fast_path``, ``dtype``, ``backend`` and ``device``
-    (:class:`~orbitkernels.features._engine.ProjectionPlan`); the engine (:class:`~orbitkernels.features._engine.ProjectionPlan`)
-    does the group-transformed projections in memory-bounded chunks. Pickles
-    carry the library version and refuse another one
+    options ``fast_path``, ``dtype``, ``backend`` and ``device``; the engine
+    (:class:`~orbitkernels.features._engine.ProjectionPlan`) does the
+    group-transformed projections in memory-bounded chunks. Pickles carry the
+    library version and refuse another one
     (:class:`~orbitkernels.utils.persistence.VersionedPickleMixin`).
+
+    Parameters are declared once in ``_parameter_constraints`` (scikit-learn's
+    vocabulary) and checked when ``fit`` starts. Everything ``transform`` and the
+    output size depend on is fitted state (``*_`` attributes), so ``set_params``
+    after ``fit`` changes nothing until the next ``fit``; the one live parameter is
+    ``max_memory_mb``, which changes how the work is chunked, never the result.
     """
 
     _similarity = "dot"
     _define_on_templates = False
 
-    def _check_common(self):
-        if self.group is not None and not isinstance(self.group, Group):
-            raise TypeError(f"group must be an orbitkernels.groups.Group or None; got {type(self.group).__name__}")
-        check_int(self.n_group_samples, "n_group_samples", min_value=1, allow_none=True)
-        check_real(self.max_memory_mb, "max_memory_mb", low=0.0, low_open=True)
-        if self.action not in ("auto", "templates", "data"):
-            raise ValueError(f"action must be 'auto', 'templates' or 'data'; got {self.action!r}")
-        opts = self._engine_options()
-        if opts["fast_path"] not in FAST_PATHS:
-            raise ValueError(f"fast_path must be one of {FAST_PATHS}; got {opts['fast_path']!r}")
-        if opts["dtype"] not in (None,) + DTYPES:
-            raise ValueError(f"dtype must be None or one of {DTYPES}; got {opts['dtype']!r}")
+    _parameter_constraints: dict = {
+        "group": [Group, None],
+        "n_group_samples": [count_constraint(), None],
+        "sampling": [StrOptions(set(SAMPLING_OPTIONS))],
+        "action": [StrOptions({"auto", "templates", "data"})],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "max_memory_mb": [positive_real_constraint()],
+        "fast_path": [StrOptions(set(FAST_PATHS))],
+        "dtype": [StrOptions(set(DTYPES)), None],
+        "backend": [StrOptions(set(BACKENDS))],
+        "device": [str, count_constraint(0), None],
+    }
 
     def _validate_X(self, X, reset):
-        X = validate_data(self, X, reset=reset, dtype=[np.float64, np.float32])
-        group = resolve_group(self.group)
+        check_not_text(X, "X")
+        X = validate_data(self, as_native_float(X), reset=reset, dtype=[np.float64, np.float32])
+        group = resolve_group(self.group if reset else getattr(self, "group_", self.group))
         n = group.n_features
         if n is not None and X.shape[1] != n:
             raise ValueError(
@@ -63,16 +112,19 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
     def _kernel_params(self):
         return None
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the templates and the group elements (all randomness is here)."""
         if is_dask_array(X):  # scale-out path; dask stays optional (orbitkernels.distributed)
             return fit_dask(self, X, y)
-        self._check_common()
         X = self._validate_X(X, reset=True)
         rng = check_random_state(self.random_state)
-        group = resolve_group(self.group)
         self.templates_ = self._draw_templates(X, rng)
-        self.group_elements_, self.group_weights_ = resolve_elements(group, self.n_group_samples, rng)
+        # sampling="qmc" may replace a full-circle rotation by a finite grid subgroup: the plan
+        # (and everything fitted after it) is built on the group actually used
+        group, self.group_elements_, self.group_weights_ = resolve_elements(
+            resolve_group(self.group), self.n_group_samples, rng, sampling=getattr(self, "sampling", "iid"))
+        self.group_ = group
         self.plan_ = ProjectionPlan(
             group, self.group_elements_, self.group_weights_, self.templates_,
             action=self.action, similarity=self._similarity, kernel_params=self._kernel_params(),
@@ -101,20 +153,106 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         if is_dask_array(X):
             return transform_dask(self, X)
         check_is_fitted(self, "plan_")
+        # the budget may have been changed with set_params after fit: check it like fit does
+        validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},
+                                       {"max_memory_mb": self.max_memory_mb}, caller_name=type(self).__name__)
         X = self._validate_X(X, reset=False)
-        X = self._prepare(X)
-        # the budget may have been changed with set_params after fit
-        self.plan_.max_memory_mb = check_real(self.max_memory_mb, "max_memory_mb", low=0.0, low_open=True)
         spec = getattr(self, "_pool_spec", None)
-        return self.plan_.map(X, spec() if spec is not None else self._pool, self._n_features_out)
+        return self._map(X, spec() if spec is not None else self._pool, self._n_features_out)
 
+    # ------------------------------------------------------------------ bounded-memory mapping
     def _prepare(self, X):
+        """Per-row preprocessing of a block of rows (GICDF's unit norm); identity by default."""
         return X
+
+    #: whether ``_prepare`` makes a copy of its block (then it is counted in the budget)
+    _prepare_copies = False
+
+    def _extra_row_bytes(self, d, itemsize):
+        """Bytes per row beyond the engine's own estimate (kernels' float64 temporaries...)."""
+        return 0
+
+    def _check_magnitude(self, X):
+        """Refuse finite inputs whose similarities would overflow the compute precision."""
+
+    def _map(self, X, pool, n_out, out_dtype=None):
+        """``plan_.map`` over X in row blocks sized from the *true* per-row footprint.
+
+        The engine sizes its chunks from the similarity tensor alone; the input copy
+        that ``_prepare`` makes, the block of output the engine returns and the
+        float64 temporaries of a scikit-learn pairwise kernel are not in its estimate
+        (measured: 53 MB at a 16 MB budget for LGIKA-Nys, a full normalised copy of X
+        for GICDF). Passing the engine blocks no larger than the budget allows keeps
+        the peak of ``transform`` within ``max_memory_mb`` plus its output.
+        """
+        plan = self.plan_
+        n, d = X.shape
+        out_dtype = np.dtype(out_dtype or X.dtype)
+        self._check_magnitude(X)
+        cdt = plan.compute_dtype(X.dtype)
+        budget = float(self.max_memory_mb) * 2**20
+        plan.max_memory_mb = float(self.max_memory_mb)
+        reserve = _FIXED_RESERVE_FFT if plan.path in ("fft", "polar") else _FIXED_RESERVE_DIRECT
+        per_row = plan.row_bytes(d, cdt.itemsize) + n_out * (max(cdt.itemsize, out_dtype.itemsize) + out_dtype.itemsize)
+        if isinstance(pool, CDFPool):
+            per_row += plan.n_templates * plan.n_elements * 8  # the CDF's int64 bin indices
+        if self._prepare_copies:
+            per_row += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)
+        per_row += self._extra_row_bytes(d, cdt.itemsize)
+        rows = int((budget - min(reserve, budget / 4)) // per_row)
+        if rows < 1:
+            raise ValueError(
+                f"max_memory_mb={self.max_memory_mb} is smaller than one row needs "
+                f"({per_row / 2**20:.3f} MB for {plan.n_templates} templates x {plan.n_elements} group elements); "
+                "raise max_memory_mb or use fewer templates or group samples"
+            )
+        if rows >= n and not self._prepare_copies:
+            out = plan.map(X, pool, n_out, out_dtype=out_dtype)
+        else:
+            out = np.empty((n, n_out), dtype=out_dtype)
+            for a in range(0, n, rows):
+                out[a : a + rows] = plan.map(self._prepare(X[a : a + rows]), pool, n_out, out_dtype=out_dtype)
+        if not all_finite(out):  # a sum, then blocks: no output-sized boolean temporary
+            # never hand back NaN/inf as features: a kernel overflowed on these inputs
+            raise ValueError(
+                f"{type(self).__name__} produced non-finite features on this X (max |x| = "
+                f"{_max_abs(X):.3g}): the base kernel overflowed {cdt} for these parameters "
+                f"({self._describe_kernel()}); rescale X or choose smaller kernel parameters"
+            )
+        return out
+
+    def _describe_kernel(self):
+        return "similarity <g x, t>"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _max_abs(X):
+    """max |X| without an |X|-sized temporary (two reductions)."""
+    if X.size == 0:
+        return 0.0
+    return float(max(abs(float(X.max())), abs(float(X.min()))))
+
+
+def magnitude_guard(X, cdt, power, scale, what):
+    """Raise when ``(max|x| · sqrt(d) · scale) ** power`` (a bound on the similarities met) overflows ``cdt``.
+
+    ``power`` is 1 for inner products <x, t>, 2 for kernels built on squared norms
+    (rbf: exp(-γ(|x|² + |z|² - 2<x, z>)), whose terms overflow float32 at |x| ~ 1e19
+    and leave inf - inf = NaN).
+    """
+    amax = _max_abs(X)
+    bound = amax * np.sqrt(X.shape[1]) * max(float(scale), 1.0)
+    limit = float(np.finfo(cdt).max) / 64.0  # headroom for the sums of a few such terms
+    if bound > 0 and power * np.log(bound) > np.log(limit):
+        raise ValueError(
+            f"X has entries up to {amax:.3g}: {what} overflow {np.dtype(cdt).name} "
+            f"(bound {bound:.3g}^{power} > {limit:.3g}); rescale X (e.g. StandardScaler) "
+            + ("or pass float64 data" if np.dtype(cdt) == np.float32 else "")
+        )
 
 
 DEFAULT_MEMORY = DEFAULT_MAX_MEMORY_MB

@@ -98,23 +98,24 @@ def resolve_group(group):
     return group
 
 
-def resolve_elements(group, n_group_samples, rng, default_infinite=64):
-    """Group elements and their weights for a feature map.
+def resolve_elements(group, n_group_samples, rng, *, sampling="qmc", default_infinite=64):
+    """Group elements and their weights for a feature map: ``(group_used, elements, weights)``.
 
     For a finite group with ``n_group_samples=None`` all elements are used with
     their q weights, so the features are exactly invariant. Otherwise
     ``n_group_samples`` elements are drawn i.i.d. from q and weighted 1/r
-    (Monte Carlo, Raj Eq. 6-7).
+    (Monte Carlo, Raj Eq. 6-7). (``sampling`` is accepted for the signature of
+    the low-variance version; this stub draws i.i.d. and returns ``group`` itself.)
     """
     if n_group_samples is None:
         if group.is_finite:
             E = group.elements()
             w = group.weights()
             w = np.full(len(E), 1.0 / len(E)) if w is None else np.asarray(w, dtype=float)
-            return E, w
+            return group, E, w
         n_group_samples = default_infinite
     E = group.sample(n_group_samples, rng)
-    return E, np.full(len(E), 1.0 / len(E))
+    return group, E, np.full(len(E), 1.0 / len(E))
 
 
 class _PairwiseKernel:

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
-from ..utils.validation import check_int, check_real
+from ..utils.validation import count_constraint, max_sq_norm, positive_real_constraint, scale_gamma
 from ._engine import TrigPool
-from ._base import DEFAULT_MEMORY, OrbitFeaturesBase
+from ._base import DEFAULT_MEMORY, OrbitFeaturesBase, magnitude_guard
 
 __all__ = ["OrbitFourierFeatures"]
 
@@ -33,11 +34,17 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
     Parameters
     ----------
     group : Group, optional
-    gamma : float > 0
+    gamma : float > 0 or "scale"
+        "scale" is ``1 / (n_features · X.var())`` of the training data, as in
+        scikit-learn's ``SVC``; the value used is ``gamma_``.
     kernel : {"rbf", "laplacian"}
         Base kernel: Gaussian exp(-gamma ||x - y||^2) or Laplacian exp(-gamma ||x - y||_1).
     n_components : int, s (number of frequencies)
     n_group_samples : int, optional, r (default: all elements of a finite group, 64 otherwise)
+    sampling : {"qmc", "iid"}
+        How the r elements are drawn from q: "qmc" (default) a low-variance design
+        (stratified grid / randomised lattice), "iid" independent draws g_k ~ q as
+        in Raj Eq. 6-7.
     output : {"cos_sin", "cos"}
         "cos_sin" returns [Re ψ, -Im ψ] (2s columns), whose inner product equals
         the real part of the complex inner product of Eq. 6 (the kernel estimate).
@@ -50,16 +57,30 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
     random_state, max_memory_mb
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
+
+    Attributes
+    ----------
+    templates_ (the frequencies ω_j), random_offset_, group_elements_, group_weights_, group_, plan_
+    gamma_, n_components_, output_ : the fitted values every transform uses.
     """
 
+    _parameter_constraints: dict = {
+        **OrbitFeaturesBase._parameter_constraints,
+        "gamma": [positive_real_constraint(), StrOptions({"scale"})],
+        "kernel": [StrOptions({"rbf", "laplacian"})],
+        "n_components": [count_constraint()],
+        "output": [StrOptions({"cos_sin", "cos"})],
+    }
+
     def __init__(self, group=None, *, gamma=1.0, kernel="rbf", n_components=100, n_group_samples=None,
-                 output="cos_sin", action="auto", random_state=None, max_memory_mb=DEFAULT_MEMORY,
+                 sampling="qmc", output="cos_sin", action="auto", random_state=None, max_memory_mb=DEFAULT_MEMORY,
                  fast_path="auto", dtype=None, backend="numpy", device=None):
         self.group = group
         self.gamma = gamma
         self.kernel = kernel
         self.n_components = n_components
         self.n_group_samples = n_group_samples
+        self.sampling = sampling
         self.output = output
         self.action = action
         self.random_state = random_state
@@ -70,33 +91,49 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         self.device = device
 
     def _draw_templates(self, X, rng):
-        s = check_int(self.n_components, "n_components", min_value=1)
-        gamma = check_real(self.gamma, "gamma", low=0.0, low_open=True)
-        if self.output not in ("cos_sin", "cos"):
-            raise ValueError(f"output must be 'cos_sin' or 'cos'; got {self.output!r}")
-        kernel = getattr(self, "kernel", "rbf")  # pickles made before the parameter existed are Gaussian
-        if kernel == "rbf":
+        # what transform reads is fixed here, at fit (set_params afterwards changes nothing)
+        s = self.n_components_ = int(self.n_components)
+        self.output_ = self.output
+        self.gamma_ = scale_gamma(X) if isinstance(self.gamma, str) else float(self.gamma)
+        gamma = self.gamma_
+        if self.kernel == "rbf":
             W = rng.normal(scale=np.sqrt(2.0 * gamma), size=(s, X.shape[1]))
-        elif kernel == "laplacian":
+        else:  # "laplacian"
             W = gamma * rng.standard_cauchy(size=(s, X.shape[1]))
-        else:
-            raise ValueError(f"kernel must be 'rbf' or 'laplacian'; got {kernel!r}")
         self.random_offset_ = rng.uniform(0, 2 * np.pi, size=s) if self.output == "cos" else None
         return W
 
     @property
     def _n_features_out(self):
-        return 2 * self.n_components if self.output == "cos_sin" else self.n_components
+        return 2 * self.n_components_ if self.output_ == "cos_sin" else self.n_components_
+
+    def _check_magnitude(self, X):
+        cdt = self.plan_.compute_dtype(X.dtype)
+        t = float(np.sqrt((self.templates_ ** 2).sum(1).max()))
+        magnitude_guard(X, cdt, 1, t, "its phases <ω, g x>")
+        if self.kernel == "rbf":
+            # a phase known only to within eps·|<ω, x>| >= π radians makes cos/sin pure noise
+            # (float32 X at |x| ~ 1e19); the Laplacian's Cauchy frequencies have such phases by
+            # design in a few heavy-tailed components, so only the Gaussian case is checked
+            norm = float(np.sqrt(max_sq_norm(X)))
+            phase = norm * t
+            if phase * float(np.finfo(cdt).eps) > np.pi:
+                raise ValueError(
+                    f"X's norms reach {norm:.3g}: the phases <ω, g x> (up to {phase:.3g}) "
+                    f"are not resolved in {cdt.name} (cos/sin would be noise); rescale X (e.g. StandardScaler), "
+                    "lower gamma or use gamma='scale'"
+                )
 
     def _pool(self, S):
         w = self.group_weights_.astype(S.dtype)
-        s = self.n_components
-        if self.output == "cos":
+        s = self.n_components_
+        if self.output_ == "cos":
             return np.sqrt(2.0 / s) * (np.cos(S + self.random_offset_.astype(S.dtype)[None, :, None]) @ w)
         return np.concatenate([np.cos(S) @ w, np.sin(S) @ w], axis=1) / np.sqrt(s)
 
     def _pool_spec(self):
-        s = self.n_components
-        if self.output == "cos":
+        s = self.n_components_
+        if self.output_ == "cos":
             return TrigPool(self.group_weights_, np.sqrt(2.0 / s), offset=self.random_offset_)
         return TrigPool(self.group_weights_, 1.0 / np.sqrt(s))
+

@@ -1,11 +1,15 @@
 """Group-invariant CDF features, GICDF (Mroueh, Voinea & Poggio 2015, §2)."""
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
-from ..utils.validation import check_int, check_real
+from sklearn.utils._param_validation import StrOptions
+
+from ..utils.validation import StrictInterval, count_constraint, positive_real_constraint
 from ._engine import CDFPool
-from ._base import DEFAULT_MEMORY, OrbitFeaturesBase
+from ._base import DEFAULT_MEMORY, OrbitFeaturesBase, magnitude_guard
 
 __all__ = ["GroupCDFFeatures", "sample_cdf_templates"]
 
@@ -58,6 +62,10 @@ class GroupCDFFeatures(OrbitFeaturesBase):
     n_bins : int, n (2n+1 thresholds)
     n_group_samples : int, optional, |G|
         Default: every element of a finite group, 64 samples of an infinite one.
+    sampling : {"qmc", "iid"}
+        How the |G| elements are drawn from the group's law when they are sampled:
+        "qmc" (default) a low-variance design (stratified grid / randomised lattice),
+        "iid" independent draws, the paper's scheme (§2: g_i ~ μ i.i.d.).
     template_sampling : {"gaussian", "sphere", "data"}
         Gaussian with rejection (§2), uniform on the sphere (Remark 1), or
         random rows of the training data, unit-normed (i-theory's stored
@@ -66,6 +74,9 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         Rejection bound; the thresholds cover [-s, s] with s = 1 + epsilon.
     normalize : bool
         Scale inputs to unit norm, as the paper assumes X ⊂ S^{d-1} (zero rows stay zero).
+        Each row is divided by its largest |x_i| before its norm is taken, so the
+        features are the same for X and c·X at any finite scale c > 0 (no
+        under/overflow of the squared norm, float32 or float64).
     value_range : None, float or "auto"
         Half-width s of the thresholds. None: the paper's s = 1 + epsilon.
         A float sets it; "auto" uses the largest |<x, g t>| seen at ``fit``, so
@@ -78,6 +89,11 @@ class GroupCDFFeatures(OrbitFeaturesBase):
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
 
+    Attributes
+    ----------
+    templates_, group_elements_, group_weights_, group_, plan_
+    n_templates_, n_bins_, normalize_, range_ : the fitted values every transform uses.
+
     Notes
     -----
     The output is not clipped: a projection beyond the range counts in no
@@ -86,13 +102,25 @@ class GroupCDFFeatures(OrbitFeaturesBase):
 
     _define_on_templates = True
 
-    def __init__(self, group=None, *, n_templates=10, n_bins=25, n_group_samples=None, template_sampling="gaussian",
-                 epsilon=0.5, normalize=True, value_range=None, action="templates", random_state=None,
-                 max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy", device=None):
+    _parameter_constraints: dict = {
+        **OrbitFeaturesBase._parameter_constraints,
+        "n_templates": [count_constraint()],
+        "n_bins": [count_constraint()],
+        "template_sampling": [StrOptions({"gaussian", "sphere", "data"})],
+        "epsilon": [StrictInterval(Real, 0, 1, closed="neither")],
+        "normalize": ["boolean"],
+        "value_range": [positive_real_constraint(), StrOptions({"auto"}), None],
+    }
+
+    def __init__(self, group=None, *, n_templates=10, n_bins=25, n_group_samples=None, sampling="qmc",
+                 template_sampling="gaussian", epsilon=0.5, normalize=True, value_range=None, action="templates",
+                 random_state=None, max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy",
+                 device=None):
         self.group = group
         self.n_templates = n_templates
         self.n_bins = n_bins
         self.n_group_samples = n_group_samples
+        self.sampling = sampling
         self.template_sampling = template_sampling
         self.epsilon = epsilon
         self.normalize = normalize
@@ -106,11 +134,10 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         self.device = device
 
     def _draw_templates(self, X, rng):
-        check_int(self.n_templates, "n_templates", min_value=1)
-        check_int(self.n_bins, "n_bins", min_value=1)
-        check_real(self.epsilon, "epsilon", low=0.0, high=1.0, low_open=True, high_open=True)
-        if not (self.value_range is None or self.value_range == "auto"):
-            check_real(self.value_range, "value_range", low=0.0, low_open=True)
+        # what transform reads is fixed here, at fit (set_params afterwards changes nothing)
+        self.n_templates_ = int(self.n_templates)
+        self.n_bins_ = int(self.n_bins)
+        self.normalize_ = bool(self.normalize)
         if self.template_sampling == "data":
             # i-theory's memory-based templates (Anselmi et al. 2013, Mroueh's ref. [1]): stored
             # training signals, unit-normed. Structured templates make the group's effect visible
@@ -129,26 +156,44 @@ class GroupCDFFeatures(OrbitFeaturesBase):
 
     def _after_fit(self, X):
         if self.value_range is None:
-            self.range_ = 1.0 + self.epsilon
-        elif self.value_range == "auto":
-            Xn = self._prepare(X)
-            top = self.plan_.map(Xn, lambda S: np.abs(S).reshape(len(S), -1).max(axis=1, keepdims=True), 1)
+            self.range_ = 1.0 + float(self.epsilon)
+        elif isinstance(self.value_range, str):  # "auto"
+            # the largest |<x, g t>| over the training rows, in bounded-memory blocks like transform
+            top = self._map(X, lambda S: np.abs(S).reshape(len(S), -1).max(axis=1, keepdims=True), 1)
             self.range_ = float(top.max()) * (1 + 1e-6) or 1.0
         else:
             self.range_ = float(self.value_range)
 
     @property
     def _n_features_out(self):
-        return self.n_templates * (2 * self.n_bins + 1)
+        return self.n_templates_ * (2 * self.n_bins_ + 1)
+
+    @property
+    def _prepare_copies(self):
+        return getattr(self, "normalize_", self.normalize)
 
     def _prepare(self, X):
-        if not self.normalize:
+        if not getattr(self, "normalize_", self.normalize):
             return X
-        norms = np.linalg.norm(X, axis=1, keepdims=True)
-        return X / np.where(norms > 0, norms, 1).astype(X.dtype)
+        # divide by the largest |x_i| first: the squared norm of the rescaled row lies in
+        # [1, d], so it neither underflows (X·1e-25 in float32) nor overflows (X·1e200 in float64)
+        scale = np.abs(X).max(axis=1, keepdims=True)
+        scale[scale == 0] = 1
+        Xs = X / scale
+        norms = np.linalg.norm(Xs, axis=1, keepdims=True)
+        norms[norms == 0] = 1
+        Xs /= norms
+        return Xs
 
-    def _pool(self, S):
-        n, s_ = self.n_bins, self.range_
+    def _check_magnitude(self, X):
+        if not getattr(self, "normalize_", self.normalize):  # unit rows cannot overflow; raw rows of huge norm can
+            t = float(np.sqrt((self.templates_ ** 2).sum(1).max()))
+            magnitude_guard(X, self.plan_.compute_dtype(X.dtype), 1, t, "its projections <x, g t>")
+
+    def _pool(self, S, n_bins=None):
+        """Mroueh Eq. 3 on a block S (rows, m, r); ``n_bins`` other than the fitted one pools
+        the same projections at another resolution (the experiments' bin sweeps)."""
+        n, s_ = (self.n_bins_ if n_bins is None else int(n_bins)), self.range_
         rows, m, r = S.shape
         # 1{P <= s k / n}  <=>  ceil(P n / s) <= k: histogram the bin index, then a cumulative sum.
         idx = np.clip(np.ceil(S * (n / s_)), -n, n + 1).astype(np.int64) + n  # in [0, 2n+1]
@@ -159,5 +204,5 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         return (np.sqrt(s_ / (n * m)) * cdf).reshape(rows, -1)
 
     def _pool_spec(self):
-        m = self.n_templates
-        return CDFPool(self.group_weights_, self.n_bins, self.range_, np.sqrt(self.range_ / (self.n_bins * m)))
+        m = self.n_templates_
+        return CDFPool(self.group_weights_, self.n_bins_, self.range_, np.sqrt(self.range_ / (self.n_bins_ * m)))

@@ -4,9 +4,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
+from sklearn.utils._param_validation import StrOptions
 
-from ..utils.validation import check_int
-from ._base import DEFAULT_MEMORY, UNITARY_INVARIANT_KERNELS, OrbitFeaturesBase
+from ..utils.validation import (
+    check_rbf_precision,
+    count_constraint,
+    kernel_param_constraints,
+    max_sq_norm,
+    resolve_kernel_params,
+)
+from ._base import DEFAULT_MEMORY, UNITARY_INVARIANT_KERNELS, OrbitFeaturesBase, magnitude_guard
 from ._engine import LinearPool, resolve_group
 
 __all__ = ["OrbitNystroem"]
@@ -28,11 +35,23 @@ class OrbitNystroem(OrbitFeaturesBase):
     kernel : str or callable
         Any scikit-learn pairwise kernel, with ``gamma``, ``coef0``, ``degree``
         and ``kernel_params`` as in ``sklearn.kernel_approximation.Nystroem``.
+    gamma : float > 0, "scale" or None
+        "scale" is ``1 / (n_features · X.var())`` of the training data (scikit-learn's
+        ``SVC``); None the kernel's default. The value used is ``gamma_``.
+    degree : int >= 1 or None
+        Polynomial degree (a positive integer: a fractional power of a negative
+        γ<x, z> + c0 is NaN).
+    coef0 : float or None
+    kernel_params : dict or None
+        Further arguments of the kernel; for a named kernel only those it takes.
     n_components : int, s (landmarks); must not exceed the number of samples.
     landmarks : {"data", "orbit"}
         Random training rows, or random training rows each moved by a group
         element drawn from q (landmarks "from the orbits", §2.2.2).
     n_group_samples : int, optional, r
+    sampling : {"qmc", "iid"}
+        How the r elements are drawn from q: "qmc" (default) a low-variance design
+        (stratified grid / randomised lattice), "iid" independent draws as in Raj Eq. 8.
     action : {"auto", "templates", "data"}
         "auto" moves the action to the landmarks, k(g x, z) = k(x, g^{-1} z), when
         the action is unitary, q symmetric and the kernel invariant under the
@@ -40,13 +59,27 @@ class OrbitNystroem(OrbitFeaturesBase):
         unitary action; any kernel for actions that permute coordinates.
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
+
+    Attributes
+    ----------
+    components_ (the landmarks), normalization_ (L), group_elements_, group_weights_, group_, plan_
+    kernel_params_, gamma_ : the kernel arguments fixed at ``fit``.
     """
 
     _similarity = None  # set per instance from ``kernel``
 
+    _parameter_constraints: dict = {
+        **OrbitFeaturesBase._parameter_constraints,
+        **kernel_param_constraints(),
+        "kernel": [StrOptions(set(KERNEL_PARAMS)), callable],
+        "n_components": [count_constraint()],
+        "landmarks": [StrOptions({"data", "orbit"})],
+    }
+
     def __init__(self, group=None, *, kernel="rbf", gamma=None, coef0=None, degree=None, kernel_params=None,
-                 n_components=100, landmarks="data", n_group_samples=None, action="auto", random_state=None,
-                 max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy", device=None):
+                 n_components=100, landmarks="data", n_group_samples=None, sampling="qmc", action="auto",
+                 random_state=None, max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy",
+                 device=None):
         self.group = group
         self.kernel = kernel
         self.gamma = gamma
@@ -56,6 +89,7 @@ class OrbitNystroem(OrbitFeaturesBase):
         self.n_components = n_components
         self.landmarks = landmarks
         self.n_group_samples = n_group_samples
+        self.sampling = sampling
         self.action = action
         self.random_state = random_state
         self.max_memory_mb = max_memory_mb
@@ -65,13 +99,7 @@ class OrbitNystroem(OrbitFeaturesBase):
         self.device = device
 
     def _kernel_params(self):
-        params = dict(self.kernel_params or {})
-        if not callable(self.kernel):
-            for name in ("gamma", "coef0", "degree"):
-                value = getattr(self, name)
-                if value is not None and name in KERNEL_PARAMS.get(self.kernel, ()):
-                    params[name] = value
-        return params
+        return self.kernel_params_
 
     def _invariant_similarity(self, group):
         if isinstance(self.kernel, str) and self.kernel in UNITARY_INVARIANT_KERNELS:
@@ -79,34 +107,72 @@ class OrbitNystroem(OrbitFeaturesBase):
         return bool(getattr(group, "permutes_coordinates", False))
 
     def _kernel(self, A, B):
-        return pairwise_kernels(A, B, metric=self.kernel, filter_params=True, **self._kernel_params())
+        return pairwise_kernels(A, B, metric=self.kernel, filter_params=True, **self.kernel_params_)
 
     def _draw_templates(self, X, rng):
-        s = check_int(self.n_components, "n_components", min_value=1)
+        s = int(self.n_components)
         if s > X.shape[0]:
             raise ValueError(
                 f"n_components={s} landmarks requested but only {X.shape[0]} samples were given to fit; "
                 "lower n_components"
             )
-        if self.landmarks not in ("data", "orbit"):
-            raise ValueError(f"landmarks must be 'data' or 'orbit'; got {self.landmarks!r}")
-        if not (callable(self.kernel) or self.kernel in KERNEL_PARAMS):
-            raise ValueError(f"kernel must be a scikit-learn pairwise kernel name or a callable; got {self.kernel!r}")
+        # the kernel's arguments are fixed here, at fit (set_params afterwards changes nothing)
+        self.kernel_params_, self.gamma_ = resolve_kernel_params(
+            type(self).__name__, self.kernel, X, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+            kernel_params=self.kernel_params)
         self._similarity = self.kernel
         Z = X[rng.permutation(X.shape[0])[:s]].astype(np.float64)
         if self.landmarks == "orbit":
             group = resolve_group(self.group)
             Z = group.act_each(Z, group.sample(s, rng))
+        self._check_magnitude(Z, dtype=np.float64)
         K = self._kernel(Z, Z)
+        if not np.isfinite(K).all():
+            raise ValueError(
+                f"the {self.kernel!r} kernel of the landmarks is not finite ({self._describe_kernel()}); "
+                "rescale X or choose smaller kernel parameters"
+            )
         U, S, Vt = scipy.linalg.svd(K)
         S = np.maximum(S, 1e-12)
         self.normalization_ = (U / np.sqrt(S)) @ Vt
         self.components_ = Z
         return Z
 
+    def _describe_kernel(self):
+        return f"kernel={self.kernel!r}, {getattr(self, 'kernel_params_', self.kernel_params)}"
+
+    def _extra_row_bytes(self, d, itemsize):
+        # scikit-learn's pairwise kernels upcast the block to float64 and build the
+        # distances with ~2 float64 temporaries of the result (n x s·r), which the engine's
+        # estimate (s·r values of the compute precision) leaves out
+        plan = self.plan_
+        if plan.path in ("fft", "polar"):
+            return 0
+        sr = plan.n_templates * plan.n_elements
+        per = 3 * sr * 8 + d * 8
+        if plan.path == "data":
+            per += plan.n_elements * d * 8
+        return per
+
+    def _check_magnitude(self, X, dtype=None):
+        if callable(self.kernel) or self.kernel in ("laplacian", "chi2", "additive_chi2"):
+            return  # sums of |x - z| or x·z/(x+z): no squares to overflow; the output check covers the rest
+        plan = getattr(self, "plan_", None)
+        if dtype is None:
+            # pairwise kernels run in float64; the FFT paths in the compute precision
+            dtype = plan.compute_dtype(X.dtype) if plan.path in ("fft", "polar") else np.float64
+        z = self.components_ if hasattr(self, "components_") else X
+        z_sq = max_sq_norm(np.asarray(z))
+        t = float(np.sqrt(z_sq))
+        power = int(self.kernel_params_.get("degree", 3)) if self.kernel in ("poly", "polynomial") else 2
+        magnitude_guard(X, dtype, power, max(t, 1.0), f"the {self.kernel!r} kernel's squared norms / products")
+        if self.kernel == "rbf":
+            gamma = self.gamma_ if self.gamma_ is not None else 1.0 / X.shape[1]  # sklearn's default
+            check_rbf_precision(type(self).__name__, gamma, max_sq_norm(X), z_sq, dtype)
+
     @property
     def _n_features_out(self):
-        return self.n_components
+        return self.components_.shape[0]
 
     def _pool(self, S):
         pooled = S @ self.group_weights_.astype(S.dtype)

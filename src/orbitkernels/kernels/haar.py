@@ -2,26 +2,43 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
+from sklearn.utils._param_validation import StrOptions
 
 from ..features._engine import resolve_elements, resolve_group
-from ..groups.base import can_move_to_templates
+from ..groups.base import Group, can_move_to_templates
 from ..utils.persistence import VersionedPickleMixin
-from ..utils.validation import check_data, check_int, check_random_state, check_real
+from ..utils.validation import (
+    RANDOM_STATE_CONSTRAINT,
+    check_data,
+    check_not_text,
+    check_rbf_precision,
+    check_random_state,
+    count_constraint,
+    kernel_param_constraints,
+    max_sq_norm,
+    positive_real_constraint,
+    resolve_kernel_params,
+)
 
 __all__ = ["HaarKernel"]
 
+#: fitted attributes, dropped by ``set_params`` so that the next call resolves them again
+_FITTED = ("group_", "elements_", "weights_", "kernel_params_", "gamma_", "single_sum_")
 
-class HaarKernel(VersionedPickleMixin):
+
+class HaarKernel(VersionedPickleMixin, BaseEstimator):
     """k_{q,G}(x, x') = E_{g, g' ~ q} k(g x, g' x') as Gram matrices.
 
     Mroueh et al. 2015, Eq. 1 (q = normalised Haar measure) and Raj et al. 2017,
     Eq. 3 (any q; Eq. 4 for the Haar measure). For a finite group and
     ``n_group_samples=None`` the expectation is the exact weighted sum over all
     elements; otherwise ``n_group_samples`` elements are drawn once from q
-    (``random_state``) and the double sum is a Monte Carlo estimate with the same
-    elements on both sides, i.e. exactly the kernel that :class:`OrbitFourierFeatures`
-    and :class:`OrbitNystroem` approximate for those elements.
+    (``random_state``, ``sampling``) and the double sum is a Monte Carlo estimate
+    with the same elements on both sides, i.e. exactly the kernel that
+    :class:`OrbitFourierFeatures` and :class:`OrbitNystroem` approximate for those
+    elements.
 
     Single-sum shortcut: when q is uniform on a finite group acting by exact
     permutations of coordinates (permutations, cyclic shifts), for which every
@@ -29,100 +46,187 @@ class HaarKernel(VersionedPickleMixin):
     k_G(x, x') = (1/|G|) Σ_h k(x, h x') exactly: O(|G|) instead of O(|G|^2) per pair.
 
     Use it as a callable kernel (``SVC(kernel=HaarKernel(...))``) or build a
-    precomputed Gram matrix with ``HaarKernel(...)(X, Y)``.
+    precomputed Gram matrix with ``HaarKernel(...)(X, Y)``. It is a scikit-learn
+    estimator as far as parameters go (``get_params``/``set_params``/``clone``):
+    parameters are checked, and the group elements (and ``gamma="scale"``) are
+    resolved, by :meth:`fit` or on the first call; ``set_params`` drops them, so
+    the next call uses the new parameters. Once resolved they are fixed, so every
+    call of one kernel uses the same elements (the Gram matrices of ``SVC.fit``
+    and ``SVC.predict`` agree).
 
     Parameters
     ----------
-    group : Group
+    group : Group or None (the trivial group)
     base_kernel : str or callable
         A scikit-learn pairwise kernel ("rbf", "linear", "laplacian", ...).
+    gamma : float > 0, "scale" or None
+        Width of the base kernel where it has one; "scale" is
+        ``1 / (n_features · X.var())`` of the X given to :meth:`fit` (or to the
+        first call), as in scikit-learn's ``SVC``; None the kernel's default.
+        The value used is ``gamma_``.
+    degree : int >= 1 or None
+        Polynomial degree (a positive integer).
+    coef0 : float or None
+    kernel_params : dict or None
+        Further arguments of the base kernel, as in ``sklearn.kernel_approximation.Nystroem``
+        (for a named kernel only those it takes, ``KERNEL_PARAMS``).
     n_group_samples : int, optional
+    sampling : {"qmc", "iid"}
+        How sampled elements are drawn from q: "qmc" (default) a low-variance design
+        (stratified grid / randomised lattice), "iid" independent draws (the papers').
     elements, weights : arrays, optional
         Use exactly these group elements (and weights, default uniform), e.g. a
         fitted feature map's ``group_elements_``, so that the features'
         inner products can be compared with the kernel they estimate.
     single_sum : {"auto", True, False}
-    random_state : int, Generator or None
-    max_memory_mb : float
-        Budget for the transformed copies and kernel blocks of one chunk.
-    **kernel_params : passed to the base kernel (gamma, degree, coef0, ...)
+    random_state : int, RandomState, Generator or None
+    max_memory_mb : float > 0
+        Budget for the transformed copies of one block of X and one block of Y
+        and their kernel block: both X and Y are processed in blocks, so the peak
+        is this budget plus the output Gram matrix.
     """
 
-    def __init__(self, group=None, base_kernel="rbf", *, n_group_samples=None, elements=None, weights=None,
-                 single_sum="auto", random_state=None, max_memory_mb=256.0, **kernel_params):
-        self.group = resolve_group(group)
-        if not (callable(base_kernel) or base_kernel in KERNEL_PARAMS):
-            raise ValueError(f"base_kernel must be a scikit-learn pairwise kernel name or a callable; got {base_kernel!r}")
+    _parameter_constraints: dict = {
+        "group": [Group, None],
+        "base_kernel": [StrOptions(set(KERNEL_PARAMS)), callable],
+        **kernel_param_constraints(),
+        "n_group_samples": [count_constraint(), None],
+        "sampling": [StrOptions({"qmc", "iid"})],
+        "elements": ["array-like", None],
+        "weights": ["array-like", None],
+        "single_sum": [StrOptions({"auto"}), "boolean"],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "max_memory_mb": [positive_real_constraint()],
+    }
+
+    def __init__(self, group=None, base_kernel="rbf", *, gamma=None, degree=None, coef0=None, kernel_params=None,
+                 n_group_samples=None, sampling="qmc", elements=None, weights=None, single_sum="auto",
+                 random_state=None, max_memory_mb=256.0):
+        self.group = group
         self.base_kernel = base_kernel
-        self.n_group_samples = check_int(n_group_samples, "n_group_samples", min_value=1, allow_none=True)
-        if single_sum not in ("auto", True, False):
-            raise ValueError(f"single_sum must be 'auto', True or False; got {single_sum!r}")
-        self.max_memory_mb = check_real(max_memory_mb, "max_memory_mb", low=0.0, low_open=True)
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
         self.kernel_params = kernel_params
+        self.n_group_samples = n_group_samples
+        self.sampling = sampling
+        self.elements = elements
+        self.weights = weights
+        self.single_sum = single_sum
         self.random_state = random_state
-        if elements is not None:
-            # the exact kernel for given group samples, e.g. a fitted feature map's group_elements_
-            self.elements_ = self.group._check_elements(elements)
-            w = np.full(len(self.elements_), 1.0 / len(self.elements_)) if weights is None else np.asarray(weights, float)
-            if w.shape != (len(self.elements_),) or (w < 0).any() or not np.isclose(w.sum(), 1.0):
-                raise ValueError(f"weights must be {len(self.elements_)} non-negative numbers summing to 1")
-            self.weights_ = w
+        self.max_memory_mb = max_memory_mb
+
+    def set_params(self, **params):
+        super().set_params(**params)
+        for name in _FITTED:  # resolved again, with the new parameters, on the next call
+            self.__dict__.pop(name, None)
+        return self
+
+    def fit(self, X=None, y=None):
+        """Check the parameters and fix the group elements (and ``gamma_`` from X for "scale")."""
+        self._validate_params()
+        group = resolve_group(self.group)
+        if X is not None:
+            X = self._check_X(X, "X")
+        if self.elements is not None:
+            E = group._check_elements(self.elements)
+            w = np.full(len(E), 1.0 / len(E)) if self.weights is None else np.asarray(self.weights, float)
+            if w.shape != (len(E),) or not np.isfinite(w).all() or (w < 0).any() or not np.isclose(w.sum(), 1.0):
+                raise ValueError(f"weights must be {len(E)} non-negative numbers summing to 1; got {self.weights!r}")
+            used = group
         else:
-            if weights is not None:
+            if self.weights is not None:
                 raise ValueError("weights need elements")
-            self.elements_, self.weights_ = resolve_elements(self.group, self.n_group_samples, check_random_state(random_state))
-        uniform_finite = (elements is None and self.group.is_finite and self.n_group_samples is None
-                          and self.group.weights() is None)
+            used, E, w = resolve_elements(group, self.n_group_samples, check_random_state(self.random_state),
+                                          sampling=self.sampling)
+        if isinstance(self.gamma, str) and X is None:
+            raise ValueError('gamma="scale" needs data: call fit(X) or the kernel on the training X first')
+        params, gamma_ = resolve_kernel_params(type(self).__name__, self.base_kernel, X, gamma=self.gamma,
+                                               degree=self.degree, coef0=self.coef0,
+                                               kernel_params=self.kernel_params)
+        uniform_finite = (self.elements is None and used.is_finite and self.n_group_samples is None
+                          and used.weights() is None)
         # The identity E_{g,g'} k(gx, g'y) = E_h k(x, hy) needs an exact representation:
         # interpolated image actions are only approximately unitary and approximately
         # closed under composition, and the single sum is then not even symmetric.
-        exact = bool(getattr(self.group, "permutes_coordinates", False))
-        allowed = uniform_finite and exact and can_move_to_templates(self.group)
-        if single_sum is True and not allowed:
+        exact = bool(getattr(used, "permutes_coordinates", False))
+        allowed = uniform_finite and exact and can_move_to_templates(used)
+        if self.single_sum is True and not allowed:
             raise ValueError(
                 "single_sum=True is exact only for the uniform law on a finite group acting by exact "
                 "permutations of coordinates (interpolated image actions do not qualify)"
             )
-        self.single_sum_ = allowed if single_sum == "auto" else bool(single_sum)
+        self.group_, self.elements_, self.weights_ = used, E, w
+        self.kernel_params_, self.gamma_ = params, gamma_
+        self.single_sum_ = allowed if self.single_sum == "auto" else bool(self.single_sum)
+        return self
 
-    def __repr__(self):
-        return f"HaarKernel(group={self.group!r}, base_kernel={self.base_kernel!r}, single_sum={self.single_sum_})"
+    def _check_X(self, X, name, n_features=None):
+        check_not_text(X, name)
+        if getattr(X, "dtype", None) == object:  # object arrays of numbers: converted exactly, like the feature maps
+            X = np.asarray(X, dtype=np.float64)
+        return check_data(X, name, n_features=n_features)
 
     def _k(self, A, B):
-        return pairwise_kernels(A, B, metric=self.base_kernel, filter_params=True, **self.kernel_params)
+        return pairwise_kernels(A, B, metric=self.base_kernel, filter_params=True, **self.kernel_params_)
 
     def __call__(self, X, Y=None):
         """Gram matrix K[i, j] = k_{q,G}(X[i], Y[j]) (Y defaults to X)."""
-        X = check_data(X, "X")
-        Y = X if Y is None else check_data(Y, "Y", n_features=X.shape[1])
+        if not hasattr(self, "single_sum_"):
+            self.fit(X)
+        self._validate_params()  # max_memory_mb may have been assigned directly
+        X = self._check_X(X, "X")
+        Y = X if Y is None else self._check_X(Y, "Y", n_features=X.shape[1])
+        n_feat = self.group_.n_features
+        if n_feat is not None and X.shape[1] != n_feat:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self.group_).__name__} acts on {n_feat} features")
+        if self.base_kernel == "rbf":  # the group actions here keep norms (unitary) or nearly so
+            gamma = self.gamma_ if self.gamma_ is not None else 1.0 / X.shape[1]
+            check_rbf_precision(type(self).__name__, gamma, max_sq_norm(X), max_sq_norm(Y), np.float64)
         E, w = self.elements_, self.weights_
-        r = len(E)
-        d = X.shape[1]
-        GY = self.group.act(Y, E)  # (r, m, d): every transformed copy of Y
-        if self.single_sum_:
-            # (1/|G|) Σ_h k(x, h y)
-            flatY = GY.reshape(r * len(Y), d)
-            rows = self._rows(len(X), r * len(Y), 1)
-            K = np.empty((len(X), len(Y)))
-            for a in range(0, len(X), rows):
-                K[a : a + rows] = np.tensordot(w, self._k(X[a : a + rows], flatY).reshape(-1, r, len(Y)), axes=([0], [1]))
-            return K
-        flatY = GY.reshape(r * len(Y), d)
-        rows = self._rows(len(X), r * len(Y), r)
-        K = np.zeros((len(X), len(Y)))
-        for a in range(0, len(X), rows):
-            GX = self.group.act(X[a : a + rows], E)  # (r, n_chunk, d)
-            n = GX.shape[1]
-            Kc = self._k(GX.reshape(r * n, d), flatY).reshape(r, n, r, len(Y))
-            K[a : a + n] = np.einsum("k,knlm,l->nm", w, Kc, w)
+        r, d = len(E), X.shape[1]
+        nx, ny = len(X), len(Y)
+        bx, by = self._blocks(nx, ny, d, r)
+        K = np.empty((nx, ny))
+        # X blocks outside: each X block is transformed once and each Y block once per X block
+        for a in range(0, nx, bx):
+            Xa = X[a : a + bx]
+            GX = None if self.single_sum_ else self.group_.act(Xa, E).reshape(r * len(Xa), d)
+            for b in range(0, ny, by):
+                Yb = Y[b : b + by]
+                m = len(Yb)
+                GY = self.group_.act(Yb, E).reshape(r * m, d)  # (r·m, d): the transformed copies of this block
+                if self.single_sum_:
+                    # (1/|G|) Σ_h k(x, h y)
+                    K[a : a + bx, b : b + m] = np.tensordot(w, self._k(Xa, GY).reshape(len(Xa), r, m),
+                                                            axes=([0], [1]))
+                else:
+                    Kc = self._k(GX, GY).reshape(r, len(Xa), r, m)
+                    K[a : a + bx, b : b + m] = np.einsum("k,knlm,l->nm", w, Kc, w)
+                del GY
         return K
 
-    def _rows(self, n, width, copies):
-        budget = self.max_memory_mb * 2**20 / 8
-        rows = int(budget // max(1, copies * width))
-        if rows < 1:
+    def _blocks(self, nx, ny, d, r):
+        """Rows of X and of Y per block, the largest product within ``max_memory_mb``.
+
+        Per block (float64 values): the r transformed copies of the X rows and of
+        the Y rows (twice: the action's own temporaries) and the kernel block with
+        the ~3 temporaries of a scikit-learn pairwise kernel (distances, products).
+        """
+        budget = float(self.max_memory_mb) * 2**20 / 8
+        ax = 2 * d if self.single_sum_ else 2 * r * d
+        ay = 2 * r * d
+        c = 3 * (r if self.single_sum_ else r * r)
+        best = None
+        cands = sorted({ny, *(min(ny, 2**k) for k in range(max(1, ny.bit_length()) + 1))})
+        for by in cands:
+            bx = min(nx, int((budget - ay * by) // (ax + c * by)))
+            if bx >= 1 and (best is None or bx * by > best[0] * best[1]):
+                best = (bx, by)
+        if best is None:
+            need = (ax + ay + c) * 8 / 2**20
             raise ValueError(
                 f"max_memory_mb={self.max_memory_mb} cannot hold one row of the kernel blocks "
-                f"({copies * width * 8 / 2**20:.2f} MB); raise it"
+                f"({need:.2f} MB); raise it"
             )
-        return min(n, rows)
+        return best

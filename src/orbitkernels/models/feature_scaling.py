@@ -27,12 +27,24 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from numbers import Real
+
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils.persistence import VersionedPickleMixin
-from ..utils.validation import check_int, check_random_state, check_real
+from ..utils.validation import (
+    RANDOM_STATE_CONSTRAINT,
+    StrictInterval,
+    check_int,
+    check_not_text,
+    check_random_state,
+    check_real,
+    count_constraint,
+    positive_real_constraint,
+)
 
 __all__ = [
     "check_scaling_params",
@@ -323,6 +335,20 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
         Order of the examples.
     """
 
+    _parameter_constraints: dict = {
+        "loss": [StrOptions({"hinge", "fdrop", "fscale"})],
+        "K": [count_constraint(0)],
+        # Eq. 10 needs 1 in [l, u]: l in [0, 1], u in [1, inf) (finite)
+        "l": [StrictInterval(Real, 0, 1, closed="both")],
+        "u": [StrictInterval(Real, 1, None, closed="left")],
+        "lam": [positive_real_constraint()],
+        "max_iter": [count_constraint()],
+        "batch_size": [count_constraint()],
+        "fit_intercept": ["boolean"],
+        "average": ["boolean"],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+    }
+
     def __init__(self, loss="hinge", K=10, l=0.0, u=1.0, lam=1e-3, max_iter=50,
                  batch_size=32, fit_intercept=True, average=True, random_state=None):
         self.loss = loss
@@ -342,21 +368,19 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
         tags.classifier_tags.multi_class = False
         return tags
 
-    def _invariance(self):
-        if self.loss not in ("hinge", "fdrop", "fscale"):
-            raise ValueError(f"loss must be 'hinge', 'fdrop' or 'fscale'; got {self.loss!r}")
-        if self.loss == "hinge":
+    def _invariance(self, loss, K, l, u):
+        if loss == "hinge":
             return 0, 0.0, 1.0
-        if self.loss == "fdrop":
-            K, _, _ = check_scaling_params(self.K, 0.0, 1.0)
+        if loss == "fdrop":
+            K, _, _ = check_scaling_params(K, 0.0, 1.0)
             return K, 0.0, 1.0
-        return check_scaling_params(self.K, self.l, self.u)
+        return check_scaling_params(K, l, u)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        K, l, u = self._invariance()
-        lam = check_real(self.lam, "lam", low=0.0, low_open=True)
-        max_iter = check_int(self.max_iter, "max_iter", min_value=1)
-        batch_size = check_int(self.batch_size, "batch_size", min_value=1)
+        K, l, u = self._invariance(self.loss, self.K, self.l, self.u)
+        lam, max_iter, batch_size = float(self.lam), int(self.max_iter), int(self.batch_size)
+        check_not_text(X, "X")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -413,7 +437,7 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
     def decision_function(self, X):
         """``<w, x> + b``; positive means ``classes_[1]``."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, check_not_text(X, "X"), accept_sparse="csr", dtype=np.float64, reset=False)
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict(self, X):
@@ -421,10 +445,15 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
         return self.classes_[(scores > 0).astype(int)]
 
     def invariant_loss(self, X, y):
-        """Per-example worst-case hinge loss (Eq. 2 with the set of Eq. 10)."""
+        """Per-example worst-case hinge loss (Eq. 2 with the set of Eq. 10).
+
+        The adversary is the one of the current ``loss``, ``K``, ``l``, ``u`` (a
+        diagnostic: the fitted ``coef_`` can be scored against any scaling set).
+        """
         check_is_fitted(self)
-        K, l, u = self._invariance()
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        self._validate_params()
+        K, l, u = self._invariance(self.loss, self.K, self.l, self.u)
+        X = validate_data(self, check_not_text(X, "X"), accept_sparse="csr", dtype=np.float64, reset=False)
         ys = np.where(np.asarray(y) == self.classes_[1], 1.0, -1.0)
         Xw = worst_case_scaling(X, ys, self.coef_[0], K, l, u)
         margin = ys * (np.asarray(Xw @ self.coef_[0]).ravel() + self.intercept_[0])

@@ -49,14 +49,25 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils.persistence import VersionedPickleMixin
-from ..utils.validation import check_int, check_random_state, check_real
+from ..utils.validation import (
+    RANDOM_STATE_CONSTRAINT,
+    check_not_text,
+    check_random_state,
+    check_rbf_precision,
+    count_constraint,
+    finite_real_constraint,
+    max_sq_norm,
+    positive_real_constraint,
+    scale_gamma,
+)
 
 __all__ = ["InvariantSVC", "Identity", "IDENTITY", "zero_one_cost", "unit_margin"]
 
@@ -198,10 +209,15 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     kernel : str or callable
         A scikit-learn pairwise kernel name ("rbf", "linear", "poly", "sigmoid",
         "laplacian", ...) or a callable ``kernel(A, B) -> Gram matrix``.
-    gamma : float or "scale"
+    gamma : float > 0, "scale" or "auto"
         Kernel width for rbf/poly/sigmoid/laplacian; "scale" is
-        ``1 / (n_features * X.var())`` as in :class:`sklearn.svm.SVC`.
-    degree, coef0 : kernel parameters for "poly" / "sigmoid".
+        ``1 / (n_features * X.var())`` and "auto" ``1 / n_features``, as in
+        :class:`sklearn.svm.SVC`. The value used is ``gamma_``.
+    degree : int >= 1
+        Degree of the "poly" kernel (a positive integer: a fractional power of a
+        negative γ<x, z> + c0 is NaN).
+    coef0 : float
+        Kernel parameter of "poly" / "sigmoid".
     transformations : None, list of callables, dict or callable
         The finite invariance set S (identity always included). Each callable
         maps a 2-D array of rows to an array of the same shape. A dict
@@ -252,6 +268,27 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         oracle's worst case).
     """
 
+    _parameter_constraints: dict = {
+        "C": [positive_real_constraint()],
+        "kernel": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
+        "gamma": [positive_real_constraint(), StrOptions({"scale", "auto"})],
+        "degree": [count_constraint(1)],
+        "coef0": [finite_real_constraint()],
+        "transformations": [list, tuple, dict, callable, None],
+        "oracle": [callable, None],
+        "margin_scale": [callable, None],
+        "cost": [callable, None],
+        "solver": [StrOptions({"column_generation", "pegasos"})],
+        "tol": [positive_real_constraint()],
+        "max_iter": [count_constraint()],
+        "max_constraints_per_pass": [count_constraint()],
+        "batch_size": [count_constraint()],
+        "qp_solver": [str, None],
+        "qp_chunk_size": [count_constraint()],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "verbose": ["verbose"],
+    }
+
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  transformations=None, oracle=None, margin_scale=None, cost=None,
                  solver="column_generation", tol=1e-3, max_iter=100,
@@ -284,32 +321,10 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     def _check_params(self):
-        check_real(self.C, "C", low=0.0, low_open=True)
-        check_real(self.tol, "tol", low=0.0, low_open=True)
-        check_int(self.max_iter, "max_iter", min_value=1)
-        check_int(self.max_constraints_per_pass, "max_constraints_per_pass", min_value=1)
-        check_int(self.qp_chunk_size, "qp_chunk_size", min_value=1)
-        check_int(self.batch_size, "batch_size", min_value=1)
-        if self.solver not in ("column_generation", "pegasos"):
-            raise ValueError(f"solver must be 'column_generation' or 'pegasos'; got {self.solver!r}")
-        if not callable(self.kernel):
-            if not isinstance(self.kernel, str) or self.kernel not in PAIRWISE_KERNEL_FUNCTIONS:
-                raise ValueError(
-                    f"kernel must be a callable or one of {sorted(PAIRWISE_KERNEL_FUNCTIONS)}; got {self.kernel!r}"
-                )
-        if not (isinstance(self.gamma, str) and self.gamma == "scale"):
-            if self.gamma is not None:
-                check_real(self.gamma, "gamma", low=0.0, low_open=True)
-        check_real(self.degree, "degree", low=0.0)
-        check_real(self.coef0, "coef0")
-        if self.oracle is not None and not callable(self.oracle):
-            raise ValueError(f"oracle must be callable; got {self.oracle!r}")
+        # types and ranges: _parameter_constraints (checked by fit's _fit_context); what
+        # remains are the checks that involve two parameters or the installed solvers
         if self.oracle is not None and self.transformations is not None:
             raise ValueError("give either transformations or oracle, not both")
-        for name in ("margin_scale", "cost"):
-            v = getattr(self, name)
-            if v is not None and not callable(v):
-                raise ValueError(f"{name} must be callable; got {v!r}")
         if self.qp_solver is not None:
             import qpsolvers
 
@@ -319,19 +334,28 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
                 )
 
     def _kernel(self, A, B):
-        if callable(self.kernel):
-            K = np.asarray(self.kernel(A, B), dtype=np.float64)
+        kernel = getattr(self, "_kernel_fitted", self.kernel)
+        if callable(kernel):
+            K = np.asarray(kernel(A, B), dtype=np.float64)
             if K.shape != (A.shape[0], B.shape[0]):
                 raise ValueError(f"kernel callable returned shape {K.shape}, expected {(A.shape[0], B.shape[0])}")
             return K
-        return pairwise_kernels(A, B, metric=self.kernel, filter_params=True,
-                                gamma=self._gamma, degree=self.degree, coef0=self.coef0)
+        K = pairwise_kernels(A, B, metric=kernel, filter_params=True,
+                             gamma=self._gamma, degree=self._degree, coef0=self._coef0)
+        if not np.isfinite(K).all():
+            # never decide on NaN scores: argmax over NaN still returns a label
+            raise ValueError(
+                f"the {kernel!r} kernel overflowed on this data (gamma={self._gamma}, degree={self._degree}, "
+                f"coef0={self._coef0}); rescale X or choose smaller kernel parameters"
+            )
+        return K
 
     def _gamma_value(self, X):
-        if isinstance(self.gamma, str):
-            var = X.var()
-            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-        return None if self.gamma is None else float(self.gamma)
+        if self.gamma == "scale":
+            return scale_gamma(X)
+        if self.gamma == "auto":
+            return 1.0 / X.shape[1]
+        return float(self.gamma)
 
     def _cost(self, y, yp, s):
         c = zero_one_cost(y, yp, s) if self.cost is None else self.cost(y, yp, s)
@@ -383,9 +407,11 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         return table
 
     # -------------------------------------------------------------------- fit
+    @_fit_context(prefer_skip_nested_validation=False)  # user callables (cost, oracle) may fit models
     def fit(self, X, y):
         """Minimise Eq. (5) with Algorithm 1 or Algorithm 2."""
         self._check_params()
+        check_not_text(X, "X")
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
@@ -396,7 +422,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         for name in ("coef_", "support_vectors_", "dual_coef_"):
             if hasattr(self, name):
                 delattr(self, name)
-        self._gamma = self._gamma_value(X)
+        # the kernel's arguments are fixed at fit: set_params afterwards changes no prediction
+        self._gamma = self.gamma_ = self._gamma_value(X)
+        self._degree, self._coef0, self._kernel_fitted = int(self.degree), float(self.coef0), self.kernel
         self._G = self._margin_matrix()
         if self.oracle is None:
             self._tlists = _transformation_lists(self.transformations, self.classes_)
@@ -598,6 +626,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         dtype = np.float64 if n_cand <= 4000 else np.float32  # kernel cache precision
         Xk = Xc.astype(dtype)
         sq = np.einsum("ij,ij->i", Xk, Xk) if self._is_rbf() else None
+        if sq is not None:
+            m2 = max_sq_norm(Xc)
+            check_rbf_precision(type(self).__name__, self._gamma, m2, m2, dtype)
         G = self._G
         K = _Growing(n_cand, dtype=dtype)  # cached kernel columns of V against every candidate
         self._init_dual(m, nc, n_cand, K)
@@ -802,6 +833,8 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         out = np.zeros((X.shape[0], len(self.classes_)))
         if len(sv) == 0:
             return out
+        if getattr(self, "_kernel_fitted", self.kernel) == "rbf":
+            check_rbf_precision(type(self).__name__, self._gamma, max_sq_norm(X), max_sq_norm(sv), np.float64)
         step = max(1, int(2e7 // max(1, len(sv))))
         for s in range(0, X.shape[0], step):
             out[s:s + step] = self._kernel(X[s:s + step], sv) @ coef
@@ -811,7 +844,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         """Scores: (n_samples,) ``f(x, classes_[1]) - f(x, classes_[0])`` for two
         classes, else (n_samples, n_classes) ``f(x, y)``."""
         check_is_fitted(self, "classes_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
         S = self.class_scores(X)
         if len(self.classes_) == 2:
             return S[:, 1] - S[:, 0]
@@ -820,7 +853,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """``argmax_y f(x, y)``."""
         check_is_fitted(self, "classes_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
         return self.classes_[np.argmax(self.class_scores(X), axis=1)]
 
     # ------------------------------------------------------------ diagnostics
@@ -842,7 +875,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     def worst_case_cost(self, X, y):
         """Per-example worst-case cost of Eq. (1): ``sup_s Delta(y, argmax f(s(x), .), s)``."""
         check_is_fitted(self, "classes_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
         yi = self._labels_index(y)
         Xc, ex, tr, ptr, D = self._candidates(X, yi)
         pred = np.argmax(self.class_scores(Xc), axis=1)
@@ -855,7 +888,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classes_")
         if self.oracle is not None:
             raise ValueError("invariant_loss needs a finite transformation set (the model was fitted with an oracle)")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
         yi = self._labels_index(y)
         Xc, ex, tr, ptr, D = self._candidates(X, yi)
         S = self.class_scores(Xc)
@@ -868,7 +901,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         Returns (margins, example index, transformation index) over the finite set.
         """
         check_is_fitted(self, "classes_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
         yi = self._labels_index(y)
         Xc, ex, tr, ptr, D = self._candidates(X, yi)
         S = self.class_scores(Xc)

@@ -6,11 +6,26 @@ parameter and the offending value: nothing is silently coerced or truncated.
 from __future__ import annotations
 
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state as _sk_check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 
 __all__ = [
+    "MAX_COUNT",
+    "RANDOM_STATE_CONSTRAINT",
+    "StrictInterval",
+    "all_finite",
+    "check_not_text",
+    "check_rbf_precision",
+    "count_constraint",
+    "finite_real_constraint",
+    "kernel_param_constraints",
+    "max_sq_norm",
+    "positive_real_constraint",
+    "resolve_kernel_params",
+    "scale_gamma",
     "check_data",
     "check_int",
     "check_real",
@@ -44,12 +59,35 @@ def check_data(X, name="X", *, n_features=None, dtype=None, allow_empty=False, c
     if dtype is None:
         dtype = np.float32 if arr.dtype == np.float32 else np.float64
     arr = np.array(arr, dtype=dtype, copy=copy) if copy else np.asarray(arr, dtype=dtype)
-    if arr.size and not np.isfinite(arr).all():
-        bad = "NaN" if np.isnan(arr).any() else "inf"
+    if arr.size and not all_finite(arr):
+        bad = "NaN" if _any_nan(arr) else "inf"
         raise ValueError(f"{name} contains {bad}; clean or impute the data first")
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(f"{name} has {arr.shape[1]} features, but {n_features} are expected")
     return arr
+
+
+def _row_blocks(arr, block_bytes=256 * 2**10):
+    # small blocks: the checks below run inside memory-budgeted calls (HaarKernel, transforms),
+    # where a float64 copy of a large block would be a temporary the budget does not allow
+    step = max(1, int(block_bytes // max(1, arr[:1].nbytes)))
+    return (arr[a : a + step] for a in range(0, len(arr), step))
+
+
+def all_finite(arr):
+    """Whether every entry is finite, without an ``arr``-sized boolean temporary.
+
+    A finite sum means finite entries (scikit-learn's fast path); a sum that
+    overflowed is checked again block by block.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(arr.sum()):
+            return True
+    return all(np.isfinite(b).all() for b in _row_blocks(arr))
+
+
+def _any_nan(arr):
+    return any(np.isnan(b).any() for b in _row_blocks(arr))
 
 
 def check_random_state(seed):
@@ -94,3 +132,193 @@ def check_real(value, name, *, low=None, high=None, low_open=False, high_open=Fa
         op = "<" if high_open else "<="
         raise ValueError(f"{name} must be {op} {high}; got {value}")
     return value
+
+
+# ----------------------------------------------------------------------------
+# Parameter constraints (scikit-learn's ``_parameter_constraints`` vocabulary)
+# ----------------------------------------------------------------------------
+
+#: Upper bound of every count parameter (templates, components, bins, group samples, iterations).
+#: Beyond it the arrays they size cannot be indexed by BLAS/NumPy's 32-bit loops, and an
+#: unbounded integer like 10**30 would otherwise surface as an OverflowError deep inside NumPy.
+MAX_COUNT = 2**31 - 1
+
+
+class StrictInterval(Interval):
+    """:class:`sklearn.utils._param_validation.Interval` that refuses booleans.
+
+    ``True`` is an ``Integral`` and a ``Real`` in Python, so scikit-learn's interval
+    accepts ``coef0=True`` or ``n_bins=True``; a flag passed where a number is
+    expected is a mistake, not a 1. NaN is already refused by ``Interval``; use an
+    open (or ``None``) bound to refuse the infinities.
+    """
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return super().is_satisfied_by(val)
+
+
+def count_constraint(low=1, high=MAX_COUNT):
+    """Integers in ``[low, high]`` (never booleans)."""
+    return StrictInterval(Integral, low, high, closed="both")
+
+
+def positive_real_constraint():
+    """Finite reals ``> 0`` (never booleans, NaN or inf)."""
+    return StrictInterval(Real, 0, None, closed="neither")
+
+
+def finite_real_constraint():
+    """Any finite real (never booleans, NaN or inf)."""
+    return StrictInterval(Real, None, None, closed="neither")
+
+
+#: ``random_state``: None, a seed, a RandomState, or a NumPy Generator (every sampler here accepts one).
+RANDOM_STATE_CONSTRAINT = ["random_state", np.random.Generator]
+
+
+def check_not_text(X, name="X"):
+    """Refuse text: string arrays, and object arrays holding anything but real numbers.
+
+    scikit-learn's ``validate_data`` parses ``np.array([["1.5"]])`` into numbers;
+    a feature map of images should not. Object arrays of real numbers are kept
+    (converted exactly, as scikit-learn's ``check_dtype_object`` requires), so every
+    entry point accepts and refuses the same inputs.
+    """
+    if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
+        return X  # sparse: numeric by construction; the estimator's own check accepts or refuses it
+    if isinstance(X, np.ndarray):
+        arr = X
+    else:
+        dtypes = getattr(X, "dtypes", None)  # a DataFrame: look at its columns without converting it
+        if dtypes is not None:
+            bad = [str(c) for c, t in zip(X.columns, dtypes) if getattr(t, "kind", "O") not in "biuf"]
+            if bad:
+                raise TypeError(f"{name} has non-numeric columns {bad[:5]}; pass numeric data")
+            return X
+        try:
+            arr = np.asarray(X)
+        except Exception:  # ragged lists and the like: leave the message to the array check
+            return X
+    if arr.dtype.kind in "USa":
+        raise TypeError(f"{name} has a text dtype ({arr.dtype}); pass a numeric array, not strings")
+    if arr.dtype == object:
+        for v in arr.flat:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.number)):
+                # worded like float()'s own refusal, which scikit-learn's check_dtype_object expects
+                raise TypeError(
+                    f"{name} is an object array holding {type(v).__name__} values ({v!r}): float() argument must "
+                    f"be a string or a real number, not '{type(v).__name__}'; pass a numeric array"
+                )
+    return X
+
+
+def scale_gamma(X):
+    """``gamma="scale"``: ``1 / (n_features · X.var())`` (1 for constant X), scikit-learn's ``SVC`` rule.
+
+    The variance is accumulated in float64 over row blocks, so float32 data and
+    large X cost no full-size temporary.
+    """
+    n, d = X.shape
+    total, total_sq = 0.0, 0.0
+    step = max(1, (1 << 22) // max(1, d))
+    mean = float(np.mean(X, dtype=np.float64))
+    for a in range(0, n, step):
+        blk = np.asarray(X[a : a + step], dtype=np.float64) - mean
+        total += float(blk.sum())
+        total_sq += float((blk * blk).sum())
+    m = n * d
+    var = total_sq / m - (total / m) ** 2
+    return 1.0 / (d * var) if var > 0 else 1.0
+
+
+def kernel_param_constraints():
+    """Constraints of the base-kernel parameters shared by OrbitNystroem and HaarKernel.
+
+    gamma > 0 (or "scale", or None for the kernel's own default); a positive
+    integer polynomial degree (a fractional power of a negative <x, z> + c0 is NaN,
+    a zero or negative one makes no kernel); any finite coef0.
+    """
+    return {
+        "gamma": [positive_real_constraint(), StrOptions({"scale"}), None],
+        "degree": [count_constraint(1), None],
+        "coef0": [finite_real_constraint(), None],
+        "kernel_params": [dict, None],
+    }
+
+
+def resolve_kernel_params(owner, kernel, X, *, gamma=None, degree=None, coef0=None, kernel_params=None):
+    """The keyword arguments of a scikit-learn pairwise kernel, checked, and the gamma used.
+
+    Like ``sklearn.kernel_approximation.Nystroem``: ``gamma``/``degree``/``coef0``
+    apply to the named kernels that take them (``KERNEL_PARAMS``) and are
+    refused with a callable kernel; ``kernel_params`` (a dict) is checked too: its
+    keys must be parameters of the named kernel and its gamma/degree/coef0 obey
+    the same constraints. ``gamma="scale"`` becomes ``1 / (n_features · X.var())``.
+
+    Returns ``(params, gamma_)`` (``gamma_`` None where the kernel's default applies).
+    """
+    from sklearn.metrics.pairwise import KERNEL_PARAMS  # heavy module: only when a kernel is resolved
+
+    params = dict(kernel_params or {})
+    cons = kernel_param_constraints()
+    if callable(kernel):
+        given = [n for n, v in (("gamma", gamma), ("degree", degree), ("coef0", coef0)) if v is not None]
+        if given:
+            raise ValueError(
+                f"{owner}: {', '.join(given)} apply to named kernels only; with a callable kernel pass its "
+                "arguments in kernel_params"
+            )
+    else:
+        allowed = KERNEL_PARAMS[kernel]
+        unknown = sorted(k for k in params if k not in allowed)
+        if unknown:
+            raise ValueError(
+                f"{owner}: kernel_params has {unknown}, which kernel={kernel!r} does not take "
+                f"(it takes {sorted(allowed) or 'no parameters'})"
+            )
+        for name in ("gamma", "degree", "coef0"):
+            if name in params:
+                validate_parameter_constraints({f"kernel_params['{name}']": cons[name]},
+                                               {f"kernel_params['{name}']": params[name]}, caller_name=owner)
+        for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+            if value is not None and name in allowed:
+                params[name] = value
+    g = params.get("gamma")
+    if isinstance(g, str):  # "scale"
+        params["gamma"] = g = scale_gamma(X)
+    return params, (None if g is None else float(g))
+
+
+def max_sq_norm(X):
+    """max_i |x_i|² in float64, block by block (no X-sized temporary, no float32 overflow)."""
+    if X.shape[0] == 0:
+        return 0.0
+    best = 0.0
+    for blk in _row_blocks(X):
+        b = np.asarray(blk, dtype=np.float64)
+        best = max(best, float(np.einsum("ij,ij->i", b, b).max()))
+    return best
+
+
+def check_rbf_precision(owner, gamma, x_sq, z_sq, dtype):
+    """Refuse data on which an rbf kernel computed as exp(-γ(|x|² + |z|² - 2<x, z>)) is noise.
+
+    The expansion (scikit-learn's ``euclidean_distances``, the engine's FFT paths) has an
+    absolute error of about eps·(|x|² + |z|²) in the squared distance, so the kernel
+    value is off by a factor exp(±γ·eps·(|x|² + |z|²)): at |x| ~ 1e19 even k(x, x)
+    comes out 0 (or NaN once the squares overflow). Raised when that exponent error
+    exceeds 0.5, i.e. the kernel values are wrong by more than ~40%; typical data
+    (γ ~ 1/d, |x|² ~ d) sit at ~1e-7 of it.
+    """
+    if gamma is None or not (x_sq or z_sq):
+        return
+    eps = float(np.finfo(dtype).eps)
+    err = float(gamma) * eps * 4.0 * (float(x_sq) + float(z_sq))
+    if not np.isfinite(err) or err > 0.5:
+        raise ValueError(
+            f"{owner}: X's squared norms reach {x_sq:.3g} and the rbf kernel's (gamma={gamma:.3g}) squared "
+            f"distances, computed in {np.dtype(dtype).name} as |x|² + |z|² - 2<x, z>, would be wrong by "
+            f"~{err:.3g} in the exponent; rescale X (e.g. StandardScaler) or use gamma='scale'"
+        )
