@@ -114,7 +114,7 @@ def bench_rotations_rf(quick=False):
     n_naive, n_fast = (16, 64) if quick else (64, 512)
     X = _mnist(n_fast, rotated=True)
     g = ImageRotation((28, 28))  # Haar on SO(2), r sampled angles
-    tmpl = OrbitFourierFeatures(g, gamma=gamma, n_components=s, n_group_samples=r, output="cos",
+    tmpl = OrbitFourierFeatures(g, gamma=gamma, n_components=s, n_group_samples=r, sampling="iid", output="cos",
                                 dtype="float32", random_state=0).fit(X[:8])
     polar = OrbitFourierFeatures(PolarRotation((28, 28), n_angles=r), gamma=gamma, n_components=s, output="cos",
                                  dtype="float32", random_state=0).fit(X[:8])
@@ -140,7 +140,7 @@ def bench_rotations_rf(quick=False):
     rate = {"naive": n_naive / times["naive"], "template_gemm": n_fast / times["template_gemm"],
             "polar_fft": n_fast / times["polar_fft"]}
     # Monte-Carlo reference: the same naive kernel with other frequencies and rotations
-    other = OrbitFourierFeatures(g, gamma=gamma, n_components=s, n_group_samples=r, output="cos",
+    other = OrbitFourierFeatures(g, gamma=gamma, n_components=s, n_group_samples=r, sampling="iid", output="cos",
                                  dtype="float32", random_state=1).fit(X[:8])
     k = n_naive
     return {
@@ -184,7 +184,7 @@ def bench_polar_accuracy(quick=False):
     Xte, yte = rm.x_test.astype(np.float32), rm.y_test
     methods = {
         "no_group": dict(group=None),
-        "direct_template_gemm_sampled": dict(group=ImageRotation((28, 28)), n_group_samples=r),
+        "direct_template_gemm_sampled": dict(group=ImageRotation((28, 28)), n_group_samples=r, sampling="iid"),
         "direct_warp_gemm_grid": dict(group=PolarRotation((28, 28), n_angles=r), fast_path="none"),
         "polar_fft": dict(group=PolarRotation((28, 28), n_angles=r)),
     }
@@ -216,9 +216,9 @@ def bench_gemm_peak(quick=False):
     A = X.copy()
     B = np.random.default_rng(0).normal(size=(d, s * r)).astype(np.float32)
     g = ImageRotation((28, 28))
-    ests = {"lgika_rf_cos_sin": OrbitFourierFeatures(g, gamma=0.02, n_components=s, n_group_samples=r, dtype="float32",
+    ests = {"lgika_rf_cos_sin": OrbitFourierFeatures(g, gamma=0.02, n_components=s, n_group_samples=r, sampling="iid", dtype="float32",
                                                      random_state=0),
-            "gicdf_50_bins": GroupCDFFeatures(g, n_templates=s, n_bins=50, n_group_samples=r, dtype="float32",
+            "gicdf_50_bins": GroupCDFFeatures(g, n_templates=s, n_bins=50, n_group_samples=r, sampling="iid", dtype="float32",
                                               random_state=0)}
     fns = {"peak": lambda: A @ B}
     for name, est in ests.items():
@@ -262,7 +262,7 @@ def bench_gicdf_mnist(quick=False):
                       "group": "rotation U(-20deg, 20deg) x translation U(-3, 3) px (|G| not given by the paper: 64 samples)"}}
     rates = {}
     for label, dtype in (("float32", "float32"), ("float64", "float64")):
-        f = GroupCDFFeatures(g, n_templates=500, n_bins=50, n_group_samples=r, dtype=dtype, random_state=0).fit(X[:8])
+        f = GroupCDFFeatures(g, n_templates=500, n_bins=50, n_group_samples=r, sampling="iid", dtype=dtype, random_state=0).fit(X[:8])
         f.transform(X[:8])
         t, _ = _best(lambda: f.transform(X), 2)
         rates[label] = n / t
@@ -354,8 +354,8 @@ from orbitkernels.groups import ImageRotation
 n, budget, path = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 rng = np.random.default_rng(0)
 X = rng.random((n, 784), dtype=np.float32)
-g = PolarRotation((28, 28), n_angles=64) if path == "polar" else ImageRotation((28, 28))
-f = OrbitFourierFeatures(g, gamma=0.02, n_components=500, n_group_samples=None if path == "polar" else 64,
+g = PolarRotation((28, 28), n_angles=64) if path == "polar" else ImageRotation((28, 28), n_angles=64)
+f = OrbitFourierFeatures(g, gamma=0.02, n_components=500,
                          output="cos", max_memory_mb=budget, random_state=0).fit(X[:8])
 f.transform(X[:8])  # the per-precision template caches are built once, outside the measurement
 tracemalloc.start()  # numpy reports its buffers to tracemalloc: the peak of what transform allocates

@@ -32,6 +32,7 @@ from ..groups import (BlockPermutation, CyclicShift, ImageRotation, ImageTransla
                       TimeWarp, Uniform)
 from ..kernels import HaarKernel
 from ..utils.progress import progress
+from ._common import PAPER_SAMPLING
 from ._mroueh_rls import one_nn_accuracy, rls_fit_predict
 from ._runner import ExperimentRun, headline
 from .report import experiment_section, page_intro, paper_folder, write_page
@@ -185,7 +186,7 @@ def run_xperm(quick=False, out_dir=None, resume=True, seed=0):
     orbit_of = orbit_of.ravel()
     reps = Xn[rep_idx]
     K_dg = s - orbit_distance(group, reps)
-    K_rbf = HaarKernel(group, "rbf", gamma=cfg["rbf_gamma"])(reps)
+    K_rbf = HaarKernel(group, "rbf", sampling=PAPER_SAMPLING, gamma=cfg["rbf_gamma"])(reps)
     haar_feats = {"Haar (s - d_G)": _orbit_features(K_dg), "Haar (RBF)": _orbit_features(K_rbf)}
     m_max = max(cfg["templates"])
     rls_methods = ["Raw", "Bag-of-Words", *haar_feats] + [f"CDF({cfg['n_bins']},{m})" for m in cfg["templates"]]
@@ -206,7 +207,7 @@ def run_xperm(quick=False, out_dir=None, resume=True, seed=0):
         def compute():
             if r not in feats_cache:
                 feats_cache.clear()
-                f = GroupCDFFeatures(group, n_templates=m_max, n_bins=cfg["n_bins"], epsilon=cfg["epsilon"],
+                f = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=m_max, n_bins=cfg["n_bins"], epsilon=cfg["epsilon"],
                                      random_state=seed * 100_003 + r).fit(X)
                 Fr = f.transform(reps)
                 # exact invariance check on random sequences against their orbit's representative
@@ -401,7 +402,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
 
     # ---- projection spread (why the threshold range matters) -------------------------------------
     def spread():
-        est = GroupCDFFeatures(group, n_templates=20, n_bins=5, n_group_samples=G, epsilon=cfg["epsilon"],
+        est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=20, n_bins=5, n_group_samples=G, epsilon=cfg["epsilon"],
                                random_state=_rs(seed, 7)).fit(Xtr[:10])
         S = est.plan_.similarities(est._prepare(Xte[:500]))
         absS = np.abs(S)
@@ -418,7 +419,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
         keys = [run.key("left", f"draw{r}", f"bins{n}", f"m{m}") for n in L["bins"] for m in L["templates"]]
         if all(run.has(k) for k in keys):
             continue
-        est = GroupCDFFeatures(group, n_templates=m_max, n_bins=max(L["bins"]), n_group_samples=G,
+        est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=m_max, n_bins=max(L["bins"]), n_group_samples=G,
                                epsilon=cfg["epsilon"], value_range=cfg["value_range"], random_state=_rs(seed, 11, r),
                                max_memory_mb=1024).fit(Xtr)
         Ftr, Fte = _cdf_multi(est, Xtr, L["bins"]), _cdf_multi(est, Xte, L["bins"])
@@ -442,7 +443,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
     right_keys = [(nc, r) for nc in sizes for r in range(draws[nc])]
     cdf_name = f"CDF({R['n_bins']},{R['n_templates']})"
     if not all(run.has(run.key("right", cdf_name, f"n{nc}", f"draw{r}")) for nc, r in right_keys):
-        est = GroupCDFFeatures(group, n_templates=R["n_templates"], n_bins=R["n_bins"], n_group_samples=G,
+        est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=R["n_templates"], n_bins=R["n_bins"], n_group_samples=G,
                                epsilon=cfg["epsilon"], value_range=cfg["value_range"], random_state=_rs(seed, 13),
                                max_memory_mb=1024).fit(Xtr)
         t1 = time.perf_counter()
@@ -480,7 +481,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
         def compute(variant=variant):
             vr = None if "paper range" in variant else cfg["value_range"]
             grp, ng = (None, None) if "no group" in variant else (group, G)
-            est = GroupCDFFeatures(grp, n_templates=A_["n_templates"], n_bins=A_["n_bins"], n_group_samples=ng,
+            est = GroupCDFFeatures(grp, sampling=PAPER_SAMPLING, n_templates=A_["n_templates"], n_bins=A_["n_bins"], n_group_samples=ng,
                                    epsilon=cfg["epsilon"], value_range=vr, random_state=_rs(seed, 23),
                                    max_memory_mb=1024).fit(Xtr[sub])
             Ftr = _cdf_multi(est, Xtr[sub], [A_["n_bins"]])[A_["n_bins"]].reshape(len(sub), -1)
@@ -500,7 +501,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
 
         def compute(gv=gv):
             t1 = time.perf_counter()
-            est = GroupCDFFeatures(group, n_templates=R["n_templates"], n_bins=R["n_bins"],
+            est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=R["n_templates"], n_bins=R["n_bins"],
                                    n_group_samples=gv["n_group_samples"], epsilon=cfg["epsilon"],
                                    value_range=cfg["value_range"], random_state=_rs(seed, 13), max_memory_mb=1024)
             est.fit(Xtr)
@@ -658,7 +659,7 @@ def run_speech(quick=False, out_dir=None, resume=True, seed=0):
         keys = [run.key(f"draw{r}", f"bins{n}", f"m{m}") for n in cfg["bins"] for m in cfg["templates"]]
         if all(run.has(k) for k in keys):
             continue
-        est = GroupCDFFeatures(group, n_templates=m_max, n_bins=max(cfg["bins"]), n_group_samples=cfg["n_group_samples"],
+        est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=m_max, n_bins=max(cfg["bins"]), n_group_samples=cfg["n_group_samples"],
                                epsilon=cfg["epsilon"], value_range=cfg["value_range"], random_state=_rs(seed, 29, r),
                                max_memory_mb=1024).fit(W[tr])
         F = _cdf_multi(est, W, cfg["bins"])
@@ -759,7 +760,7 @@ def _speech_ablation(run, cfg, A, W, y, tr, te, group, classes, seed):
         def compute(g=g, r=r, sampling=sampling, split=split, name=name):
             a, b = (tr, te) if split == "speaker" else (np.flatnonzero(own >= 5), np.flatnonzero(own < 5))
             t0 = time.perf_counter()
-            est = GroupCDFFeatures(g, n_templates=A["n_templates"], n_bins=A["n_bins"], n_group_samples=r,
+            est = GroupCDFFeatures(g, sampling=PAPER_SAMPLING, n_templates=A["n_templates"], n_bins=A["n_bins"], n_group_samples=r,
                                    epsilon=cfg["epsilon"], value_range=cfg["value_range"], template_sampling=sampling,
                                    random_state=_rs(seed, 31), max_memory_mb=1024).fit(Wn[a])
             F = est.transform(Wn)
@@ -828,12 +829,12 @@ def run_theorems(quick=False, out_dir=None, resume=True, seed=0):
     def thm1():
         rng = np.random.default_rng([seed, 1])
         X, Z = _pairs(cfg["thm1_pairs"], group, rng)
-        est = GroupCDFFeatures(group, n_templates=cfg["thm1_templates"], n_bins=cfg["thm1_bins"], epsilon=eps,
+        est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=cfg["thm1_templates"], n_bins=cfg["thm1_bins"], epsilon=eps,
                                random_state=_rs(seed, 2), normalize=False).fit(X)
         FX, FZ = est.transform(X), est.transform(Z)
         dot = (FX * FZ).sum(1)
         dG = np.array([orbit_distance(group, X[i : i + 1], Z[i : i + 1])[0, 0] for i in range(len(X))])
-        est_s = GroupCDFFeatures(group, n_templates=cfg["thm1_templates"], n_bins=cfg["thm1_bins"], epsilon=eps,
+        est_s = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=cfg["thm1_templates"], n_bins=cfg["thm1_bins"], epsilon=eps,
                                  template_sampling="sphere", random_state=_rs(seed, 3), normalize=False).fit(X)
         dot_s = (est_s.transform(X) * est_s.transform(Z)).sum(1)
         ks_s = np.array([expected_kernel_sphere(group, X[i : i + 1], Z[i : i + 1], s)[0, 0] for i in range(len(X))])
@@ -853,7 +854,7 @@ def run_theorems(quick=False, out_dir=None, resume=True, seed=0):
         iu = np.triu_indices(len(P))
         if kind == "m":
             # templates: sphere templates, all |G| elements, fine bins; reference = closed-form K_s
-            est = GroupCDFFeatures(group, n_templates=value, n_bins=cfg["fixed_n"], template_sampling="sphere",
+            est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=value, n_bins=cfg["fixed_n"], template_sampling="sphere",
                                    epsilon=eps, random_state=rs, normalize=False).fit(P)
             F = est.transform(P)
             ref = expected_kernel_sphere(group, P, s=s)
@@ -862,11 +863,11 @@ def run_theorems(quick=False, out_dir=None, resume=True, seed=0):
             # group sampling: same templates, |G| i.i.d. elements against all of them
             kw = dict(n_templates=cfg["fixed_m"], n_bins=cfg["fixed_n"], epsilon=eps, random_state=rs,
                       normalize=False)
-            F = GroupCDFFeatures(group, n_group_samples=value, **kw).fit(P).transform(P)
-            Fr = GroupCDFFeatures(group, **kw).fit(P).transform(P)
+            F = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_group_samples=value, **kw).fit(P).transform(P)
+            Fr = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, **kw).fit(P).transform(P)
             return float(np.max(np.abs(F @ F.T - Fr @ Fr.T)[iu]))
         # bins: same templates and elements; reference = exact integral (n → ∞)
-        est = GroupCDFFeatures(group, n_templates=cfg["n_sweep_templates"], n_bins=value, epsilon=eps,
+        est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=cfg["n_sweep_templates"], n_bins=value, epsilon=eps,
                                random_state=rs, normalize=False).fit(P)
         F = est.transform(P)
         S = est.plan_.similarities(P)

@@ -25,7 +25,7 @@ from ..groups import (CoulombPermutation, ImageRotation, ImageScaling, ImageTran
 from ..groups.polar import PolarRotation
 from ..kernels import HaarKernel
 from ..utils.progress import progress
-from ._common import RidgePath, headline_table, kernel_ridge_path, kfold_indices
+from ._common import PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices
 from ._raj_eval import (holdout_select, inner_cv_select, loo_select, median_sq_dist, one_hot,
                         regression_scores, second_layer)
 from ._runner import ExperimentRun, _canonical, headline
@@ -207,7 +207,7 @@ def _gicdf_data_side(X, train, group, r, m, n_bins, seed, chunk=64):
     rng = np.random.RandomState(seed)
     E = group.sample(r, rng)
     fit_rows = group.act(X[train[: min(len(train), 500)]], E[: min(r, 8)]).reshape(-1, X.shape[1])
-    gic = GroupCDFFeatures(None, n_templates=m, n_bins=n_bins, value_range="auto", random_state=seed).fit(fit_rows)
+    gic = GroupCDFFeatures(None, sampling=PAPER_SAMPLING, n_templates=m, n_bins=n_bins, value_range="auto", random_state=seed).fit(fit_rows)
     out = np.empty((len(X), m * (2 * n_bins + 1)), dtype=np.float32)
     for a in range(0, len(X), chunk):
         Y = group.act(X[a:a + chunk], E)
@@ -259,14 +259,14 @@ class _QM7:
         group = self.group if method.startswith("lgika") else None
         if fold_free:  # random Fourier features, Gaussian or (suffix "_lap") Laplacian base kernel
             lap = method.endswith("_lap")
-            fm = OrbitFourierFeatures(group, kernel="laplacian" if lap else "rbf",
+            fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, kernel="laplacian" if lap else "rbf",
                                       gamma=factor / self.scale_l1 if lap else gamma, n_components=dim // 2,
                                       n_group_samples=r if group else None, random_state=seed)
         elif method == "lgika_nys_lap":
-            fm = OrbitNystroem(group, kernel="laplacian", gamma=factor / self.scale_l1, n_components=dim,
+            fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="laplacian", gamma=factor / self.scale_l1, n_components=dim,
                                n_group_samples=r, random_state=seed)
         elif method.endswith("_nys"):
-            fm = OrbitNystroem(group, kernel="rbf", gamma=gamma, n_components=dim,
+            fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="rbf", gamma=gamma, n_components=dim,
                                n_group_samples=r if group else None, random_state=seed)
         elif method == "gicdf":
             F = _gicdf_data_side(X, train, self.group, r, cfg["gicdf_templates"], cfg["gicdf_bins"], seed)
@@ -730,11 +730,11 @@ def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=Non
         key = run.key(r, s, rep)
         if not run.has(key) and K is None:
             E = group.sample(cfg["r_exact"], np.random.RandomState(seed + 12345))
-            K = HaarKernel(group, "rbf", elements=E, gamma=gamma)(X)
+            K = HaarKernel(group, "rbf", sampling=PAPER_SAMPLING, elements=E, gamma=gamma)(X)
             normK = (np.linalg.norm(K, 2), np.linalg.norm(K, "fro"))
 
         def compute(r=r, s=s, rep=rep):
-            fm = OrbitFourierFeatures(group, gamma=gamma, n_components=s, n_group_samples=r,
+            fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=s, n_group_samples=r,
                                       random_state=seed * 1000 + rep)
             F = fm.fit(X).transform(X)
             D = F @ F.T - K
@@ -843,15 +843,15 @@ def engine_options():
 def _image_feature_map(method, group, dim, gamma, r, cfg, seed):
     eng = engine_options()
     if method.endswith("_rf_polar"):  # PolarRotation: every grid angle (weighted by q) through the FFT fast path
-        return OrbitFourierFeatures(group, gamma=gamma, n_components=dim // 2, n_group_samples=None,
+        return OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=dim // 2, n_group_samples=None,
                                     random_state=seed, **eng)
     if method.endswith("_rf"):
-        return OrbitFourierFeatures(group, gamma=gamma, n_components=dim // 2, n_group_samples=r if group else None,
+        return OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=dim // 2, n_group_samples=r if group else None,
                                     random_state=seed, **eng)
     if method.endswith("_nys"):
-        return OrbitNystroem(group, kernel="rbf", gamma=gamma, n_components=dim, n_group_samples=r if group else None,
+        return OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="rbf", gamma=gamma, n_components=dim, n_group_samples=r if group else None,
                              random_state=seed, **eng)
-    return GroupCDFFeatures(group, n_templates=cfg["gicdf_templates"], n_bins=cfg["gicdf_bins"], n_group_samples=r,
+    return GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=cfg["gicdf_templates"], n_bins=cfg["gicdf_bins"], n_group_samples=r,
                             value_range="auto", random_state=seed, **eng)
 
 
