@@ -72,9 +72,10 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         rng = check_random_state(self.random_state)
         group = resolve_group(self.group)
         self.templates_ = self._draw_templates(X, rng)
-        self.group_elements_, self.group_weights_ = resolve_elements(group, self.n_group_samples, rng)
+        group_used, self.group_elements_, self.group_weights_ = resolve_elements(
+            group, self.n_group_samples, rng, sampling=getattr(self, "sampling", "qmc"))
         self.plan_ = ProjectionPlan(
-            group, self.group_elements_, self.group_weights_, self.templates_,
+            group_used, self.group_elements_, self.group_weights_, self.templates_,
             action=self.action, similarity=self._similarity, kernel_params=self._kernel_params(),
             invariant_similarity=self._invariant_similarity(group), max_memory_mb=self.max_memory_mb,
             define_on_templates=self._define_on_templates, **self._engine_options(),

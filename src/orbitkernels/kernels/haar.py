@@ -70,7 +70,8 @@ class HaarKernel(VersionedPickleMixin):
         else:
             if weights is not None:
                 raise ValueError("weights need elements")
-            self.elements_, self.weights_ = resolve_elements(self.group, self.n_group_samples, check_random_state(random_state))
+            _, self.elements_, self.weights_ = resolve_elements(self.group, self.n_group_samples, check_random_state(random_state),
+                                                                sampling=getattr(self, "sampling", "qmc"))
         uniform_finite = (elements is None and self.group.is_finite and self.n_group_samples is None
                           and self.group.weights() is None)
         # The identity E_{g,g'} k(gx, g'y) = E_h k(x, hy) needs an exact representation:
