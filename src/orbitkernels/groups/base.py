@@ -57,34 +57,39 @@ def _as_generator(rng):
     return np.random.default_rng(int(rng.randint(0, 2**31 - 1)))
 
 
-#: Korobov generators a of the rank-1 lattices z = (1, a, a^2, ...) mod n are searched over at most
-#: this many candidates (the search is O(candidates * n * k), negligible next to any action).
-_KOROBOV_CANDIDATES = 512
+#: candidates per coordinate in the component-by-component search (all units mod n when fewer)
+_CBC_CANDIDATES = 512
 
 
-def _korobov_generator(n, k):
-    """The Korobov generator a maximising the lattice's minimal (toroidal) point distance.
+def _lattice_vector(n, k):
+    """Generating vector z of an n-point rank-1 lattice in k dimensions, component by component.
 
-    A good rank-1 lattice spreads its n points evenly over the torus; the
-    minimal distance between points is a simple, scale-free criterion for that
-    (for k = 2 it picks Fibonacci-like generators).
+    Minimises the shift-averaged worst-case error of the Korobov space of smoothness 2
+    with unit product weights (Nuyens & Cools 2006's criterion, built naively):
+    e²(z) = -1 + (1/n) Σ_i Π_j (1 + 2π² B₂({i z_j / n})), B₂(x) = x² - x + 1/6. The
+    criterion sees every projection, unlike Korobov vectors (1, a, a², ...), which
+    collapse two coordinates whenever a² ≡ 1 (mod n) (every unit when n = 24).
+    O(k · candidates · n), negligible next to one group action.
     """
-    if n < 3 or k == 1:
-        return 1
+    z = [1]
+    if k == 1 or n < 3:
+        return np.array([1] * k, dtype=np.int64)
+    i = np.arange(n)
+    x = (i % n) / n
+    prod = 1.0 + 2 * np.pi**2 * (x * x - x + 1.0 / 6)
     cands = np.arange(1, n)
     cands = cands[np.gcd(cands, n) == 1]
-    if len(cands) > _KOROBOV_CANDIDATES:
-        cands = cands[np.linspace(0, len(cands) - 1, _KOROBOV_CANDIDATES).astype(int)]
-    i = np.arange(1, n)
-    best, best_a = -1.0, 1
-    for a in cands:
-        z = np.array([pow(int(a), j, n) for j in range(k)], dtype=np.int64)
-        pts = (i[:, None] * z[None, :]) % n / n  # distances from point 0 (the lattice is a group)
-        d = np.minimum(pts, 1 - pts)
-        m = float(np.min((d * d).sum(1)))
-        if m > best:
-            best, best_a = m, int(a)
-    return best_a
+    n_cands = max(8, min(_CBC_CANDIDATES, 2**22 // n))  # the (candidates, n) table stays under 32 MB
+    if len(cands) > n_cands:
+        cands = cands[np.linspace(0, len(cands) - 1, n_cands).astype(int)]
+    for _ in range(1, k):
+        X = (np.outer(cands, i) % n) / n  # (candidates, n)
+        crit = ((1.0 + 2 * np.pi**2 * (X * X - X + 1.0 / 6)) * prod[None, :]).mean(1)
+        best = int(cands[np.argmin(crit)])
+        z.append(best)
+        x = (i * best % n) / n
+        prod = prod * (1.0 + 2 * np.pi**2 * (x * x - x + 1.0 / 6))
+    return np.array(z, dtype=np.int64)
 
 
 def unit_points(n, k, rng):
@@ -92,18 +97,21 @@ def unit_points(n, k, rng):
 
     k = 1: the randomly shifted equispaced grid u_i = (i + U) / n, U ~ U[0, 1)
     (stratified sampling, one point in each [i/n, (i+1)/n)). k > 1: a randomly
-    shifted Korobov rank-1 lattice {i z / n + U mod 1} (Sloan & Joe 1994), chosen
-    over scrambled Sobol points by measurement (orbit-kernel estimation error,
-    ``benchmarks/sampling_error.py``): it works for every n, not only powers of
-    two, and each coordinate is again a shifted equispaced grid (stratified per
-    factor). Every point is marginally uniform, so any estimate is unbiased.
+    shifted rank-1 lattice {i z / n + U mod 1} (Sloan & Joe 1994; z by
+    :func:`_lattice_vector`), chosen over scrambled Sobol points by measurement
+    (``benchmarks/sampling_error.py``: relative error of the orbit kernel on
+    digits for 2-parameter translations, r = 16/24/64: i.i.d. 0.064/0.074/0.036,
+    Sobol 0.023/0.020/0.009, lattice 0.011/0.009/0.004; rotation × translation:
+    i.i.d. 0.074/0.066/0.028, Sobol 0.044/0.028/0.008, lattice 0.032/0.021/0.004).
+    It works for every n, not only powers of two, and each coordinate is again a
+    shifted equispaced grid (stratified per factor). Every point is marginally
+    uniform, so any estimate is unbiased.
     """
     n = check_int(n, "n", min_value=1)
     gen = _as_generator(rng)
     if k == 1:
         return ((np.arange(n) + gen.random()) / n)[:, None]
-    a = _korobov_generator(n, k)
-    z = np.array([pow(a, j, n) for j in range(k)], dtype=np.int64)
+    z = _lattice_vector(n, k)
     lattice = (np.arange(n)[:, None] * z[None, :] % n) / n
     return np.mod(lattice + gen.random(k)[None, :], 1.0)
 
