@@ -134,6 +134,12 @@ def test_discrete_qmc_is_stratified_and_full_support_is_used_whole():
     used, E, w = resolve_elements(g * gt, None, np.random.RandomState(0), sampling="qmc")
     assert E.shape == (12, 3) and np.isclose(w.sum(), 1.0)
     assert len({tuple(e) for e in E}) == 12
+    # a finite group times a Discrete law
+    used, E, w = resolve_elements(ImageRotation(S, n_angles=4) * gt, None, np.random.RandomState(0))
+    assert E.shape == (16, 3) and np.allclose(w, 1 / 16)
+    # i.i.d. keeps the previous resolution: 64 draws
+    _, E, _ = resolve_elements(g, None, np.random.RandomState(0), sampling="iid")
+    assert len(E) == 64
 
 
 def test_finite_groups_qmc_draws_are_stratified_without_repeats():

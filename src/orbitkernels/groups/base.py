@@ -387,6 +387,20 @@ class ProductGroup(Group):
             return None
         return [law for group_laws in laws for law in group_laws]
 
+    def support(self):
+        """The product of the factors' finite supports (product weights), or None."""
+        if self.is_finite:
+            return super().support()
+        parts = [f.support() for f in self.factors]
+        if any(p is None for p in parts) or math.prod(len(E) for E, _ in parts) > 1_000_000:
+            return None
+        idx = np.indices([len(E) for E, _ in parts]).reshape(len(parts), -1)
+        E = np.hstack([Ef[i] for (Ef, _), i in zip(parts, idx)])
+        w = np.ones(E.shape[0])
+        for (_, wf), i in zip(parts, idx):
+            w = w * np.asarray(wf, dtype=float)[i]
+        return E, w / w.sum()
+
     def _sample_qmc(self, n, rng):
         if self.is_finite:
             return super()._sample_qmc(n, rng)
