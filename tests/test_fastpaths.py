@@ -146,3 +146,64 @@ def test_polar_von_mises_weights_and_symmetry():
     assert np.isclose(w.sum(), 1) and w.argmax() == 0 and g.is_symmetric
     assert not PolarRotation((8, 8), n_angles=16, angle=VonMises(1.5, loc=0.7)).is_symmetric
     assert PolarRotation((8, 8), n_angles=16).weights() is None
+
+
+def test_gemm_fit_is_light_and_pickles_are_small():
+    """The s·r·d transformed templates (here 500 x 64 x 784: 97 MB in float32) are built at the first
+    transform in its precision, once, and never pickled (recomputed deterministically)."""
+    import pickle
+    import tracemalloc
+
+    X = np.random.default_rng(0).random((20, 784)).astype(np.float32)
+    f = OrbitFourierFeatures(ImageRotation((28, 28)), n_components=500, n_group_samples=64, gamma=0.02,
+                             fast_path="gemm", random_state=0)
+    tracemalloc.start()
+    try:
+        f.fit(X)
+        fit_peak = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    assert f.plan_.path == "gemm"
+    assert fit_peak < 20, fit_peak  # was 297 MB: fit held s·r·d float64 values
+    F = f.transform(X[:3])
+    blob = pickle.dumps(f)
+    assert len(blob) < 5 * 2**20, len(blob) / 2**20  # templates (3 MB) and elements; was 194 MB
+    np.testing.assert_array_equal(pickle.loads(blob).transform(X[:3]), F)
+    assert [np.dtype(k) for k in f.plan_._cache] == [np.float32]  # one copy, in the working precision
+
+
+def test_polar_setup_is_built_once_across_precisions_and_not_pickled():
+    import pickle
+
+    g = PolarRotation((16, 16), n_angles=32)
+    X = _blobs(4, 16, np.random.default_rng(0))
+    f = OrbitFourierFeatures(g, n_components=50, gamma=0.05, random_state=0).fit(X)
+    F64 = f.transform(X)
+    host = f.plan_._polar_host
+    F32 = f.transform(X.astype(np.float32))
+    assert f.plan_._polar_host is host  # the whitened polar templates serve both precisions
+    np.testing.assert_allclose(F32, F64, atol=1e-4)
+    g2 = pickle.loads(pickle.dumps(f))
+    assert g2.plan_._polar_host is None and g2.plan_._cache == {}
+    np.testing.assert_array_equal(g2.transform(X), F64)
+    np.testing.assert_array_equal(g2.transform(X.astype(np.float32)), F32)
+
+
+def test_polar_whitener_matches_the_dense_one_where_the_gram_is_circulant():
+    """polar_whiten uses the angle-averaged (block-circulant) part of P Pᵀ; on a Gram that is exactly
+    block-circulant it is the exact (P Pᵀ)^{-1/2}."""
+    from orbitkernels.features._engine import polar_whiten
+
+    rng = np.random.default_rng(0)
+    R, A, d = 3, 8, 40
+    # rows of P: R rings x A angles, each ring a rotated copy of one row pattern (cyclic pixels)
+    base = rng.normal(size=(R, d))
+    rows = [np.roll(base[i], 5 * a) for i in range(R) for a in range(A)]
+    P = np.array(rows)  # P Pᵀ is block-circulant along the angles (the pixels cycle with period 40 = 5 A)
+    import scipy.sparse as sp
+
+    T = rng.normal(size=(R * A, 6))
+    M = P @ P.T
+    ev, V = np.linalg.eigh(M)
+    inv = np.where(ev > 1e-6 * ev.max(), np.maximum(ev, 1e-12) ** -0.5, 0.0)
+    np.testing.assert_allclose(polar_whiten(sp.csr_matrix(P), T, R, A), (V * inv) @ V.T @ T, atol=1e-8)

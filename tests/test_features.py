@@ -52,14 +52,20 @@ def test_auto_falls_back_to_data_side_and_templates_is_refused(rng):
     X = rng.normal(size=(5, 36))
     f = OrbitFourierFeatures(g, n_components=10, n_group_samples=4, random_state=0).fit(X)
     assert f.action_ == "data"
-    with pytest.raises(ValueError, match="symmetric q"):
-        OrbitFourierFeatures(g, n_components=10, action="templates").fit(X)
+    # asked for explicitly, the templates side is the identity <g x, t> = <x, g^{-1} t> for the
+    # sampled elements themselves (act_inverse), which needs a unitary action, not a symmetric q
+    t = OrbitFourierFeatures(g, n_components=10, n_group_samples=4, random_state=0, action="templates").fit(X)
+    assert t.action_ == "templates"
+    St, Sd = t.plan_.similarities(X), f.plan_.similarities(X)
+    assert np.linalg.norm(St - Sd) < 0.3 * np.linalg.norm(Sd)  # bilinear interpolation of white-noise frequencies
     m = CoulombPermutation(3, sampling="montavon")
     f = OrbitNystroem(m, n_components=3, n_group_samples=4, random_state=0).fit(rng.normal(size=(5, 9)))
     assert f.action_ == "data"
-    # for GICDF the templates side is the definition; the data side needs the same conditions
     with pytest.raises(ValueError, match="unitary"):
-        GroupCDFFeatures(g, action="data", n_group_samples=3).fit(X)
+        OrbitNystroem(m, n_components=3, n_group_samples=4, action="templates").fit(rng.normal(size=(5, 9)))
+    # for GICDF the templates side is the definition; the data side needs a unitary, data-free action
+    with pytest.raises(ValueError, match="unitary"):
+        GroupCDFFeatures(m, action="data", n_group_samples=3).fit(rng.normal(size=(5, 9)))
     # a Laplacian base kernel moves to the landmarks for a permutation group only
     assert OrbitNystroem(BlockPermutation(3, 3), kernel="laplacian", n_components=3).fit(
         rng.normal(size=(5, 9))).action_ == "templates"
@@ -112,7 +118,10 @@ def test_raj_fourier_features_converge_to_exact_orbit_kernel_like_one_over_sqrt_
     for s in (100, 1600):
         e = []
         for seed in range(4):
-            f = OrbitFourierFeatures(g, n_components=s, gamma=0.02, n_group_samples=6, random_state=seed).fit(X)
+            # fast_path="gemm": the bilinear warps HaarKernel uses (the default full-circle group runs on
+            # the 6-angle grid, whose polar FFT path estimates the polar-resampled kernel instead)
+            f = OrbitFourierFeatures(g, n_components=s, gamma=0.02, n_group_samples=6, random_state=seed,
+                                     fast_path="gemm").fit(X)
             K = HaarKernel(g, "rbf", gamma=0.02, elements=f.group_elements_)(X)
             F = f.transform(X)
             e.append(np.abs(F @ F.T - K).max())

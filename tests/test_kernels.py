@@ -33,7 +33,7 @@ def test_matches_definition_and_is_invariant(rng):
 def test_monte_carlo_and_given_elements(rng):
     g = ImageRotation((6, 6), angle=VonMises(1.0))
     X = rng.normal(size=(3, 36))
-    E = g.sample(5, 0)
+    E = g.sample(5, 0, sampling="qmc")  # HaarKernel's default draws (stratified)
     K = HaarKernel(g, "rbf", gamma=0.01, elements=E)(X)
     GX = g.act(X, E)
     ref = np.mean([[rbf_kernel(GX[k], GX[l], gamma=0.01) for l in range(5)] for k in range(5)], axis=(0, 1))

@@ -3,16 +3,17 @@
 See :mod:`orbitkernels.groups.base` for the protocol every group follows.
 """
 from .audio import PitchShift, TimeWarp
-from .base import Group, ProductGroup, can_move_to_templates
+from .base import SAMPLINGS, Group, ProductGroup, can_move_to_templates, unit_points
 from .cyclic import CyclicShift
 from .distributions import Discrete, Distribution, LogNormal, LogUniform, Normal, Uniform, VonMises
 from .image import AffineImageGroup, ImageRotation, ImageScaling, ImageTranslation, warp_images
 from .permutation import BlockPermutation, CoulombPermutation
+from .polar import PolarRotation
 
 __all__ = [
-    "Group", "ProductGroup", "can_move_to_templates",
+    "Group", "ProductGroup", "can_move_to_templates", "unit_points", "SAMPLINGS",
     "BlockPermutation", "CoulombPermutation", "CyclicShift",
-    "ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "warp_images",
+    "ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "PolarRotation", "warp_images",
     "PitchShift", "TimeWarp",
     "Distribution", "Uniform", "LogUniform", "VonMises", "Normal", "LogNormal", "Discrete",
 ]

@@ -65,6 +65,9 @@ class TimeWarp(Group):
     def _sample(self, n, rng):
         return np.asarray(self.rate.sample(n, rng), dtype=float)[:, None]
 
+    def _unit_laws(self):
+        return [self.rate]
+
     def _check_elements(self, E, name="elements"):
         E = super()._check_elements(E, name)
         if (E <= 0).any():
@@ -129,6 +132,9 @@ class PitchShift(Group):
 
     def _sample(self, n, rng):
         return np.asarray(self.cents.sample(n, rng), dtype=float)[:, None]
+
+    def _unit_laws(self):
+        return [self.cents]
 
     def identity(self):
         return np.zeros((1, 1))

@@ -10,10 +10,17 @@ a shift for translations, a factor for scalings, cents for pitch shifts. Whether
 
 The symmetry of q is what allows moving the action from the data to the
 templates (Mroueh et al. 2015, Remark 2; Raj et al. 2017, §2.2.1-2.2.2).
+
+Every law also has an inverse CDF ``ppf(u)``, u in [0, 1): the groups' stratified /
+quasi-Monte Carlo sampling (``Group.sample(..., sampling="qmc")``) pushes
+low-discrepancy points of the unit cube through it. ``sample`` (i.i.d.) never uses
+it, so the i.i.d. draws of a seed are those of earlier versions bit for bit.
 """
 from __future__ import annotations
 
 import numpy as np
+import scipy.special
+import scipy.stats
 
 from ..utils.validation import check_int, check_random_state, check_real
 
@@ -38,6 +45,10 @@ class Distribution:
     """Base class: a distribution over a real group parameter."""
 
     def sample(self, size, random_state=None) -> np.ndarray:
+        raise NotImplementedError
+
+    def ppf(self, u) -> np.ndarray:
+        """Inverse CDF: the parameter value of quantile ``u`` (array in [0, 1))."""
         raise NotImplementedError
 
     def is_symmetric(self, kind: str) -> bool:
@@ -75,6 +86,9 @@ class Uniform(Distribution):
         size = _check_size(size)
         return check_random_state(random_state).uniform(self.low, self.high, size=size)
 
+    def ppf(self, u):
+        return self.low + (self.high - self.low) * np.asarray(u, dtype=float)
+
     def check_kind(self, kind):
         _check_kind(kind)
         if kind == "multiplicative" and self.low <= 0:
@@ -103,6 +117,10 @@ class LogUniform(Distribution):
         size = _check_size(size)
         rng = check_random_state(random_state)
         return np.exp(rng.uniform(np.log(self.low), np.log(self.high), size=size))
+
+    def ppf(self, u):
+        lo, hi = np.log(self.low), np.log(self.high)
+        return np.exp(lo + (hi - lo) * np.asarray(u, dtype=float))
 
     def check_kind(self, kind):
         _check_kind(kind)
@@ -134,6 +152,22 @@ class VonMises(Distribution):
             return rng.uniform(-np.pi, np.pi, size=size)
         return rng.vonmises(self.loc, self.kappa, size=size)
 
+    def ppf(self, u):
+        """Quantiles on [loc - π, loc + π), wrapped to [-π, π).
+
+        ``scipy.stats.vonmises.ppf`` inverts the CDF by a scalar root search per point
+        (measured 1.5 s per thousand points); here the CDF is tabulated once on 4097
+        angles, the table gives a bracket and a first guess, and Newton steps on the
+        exact CDF (kept inside the bracket) finish: max |CDF(ppf(u)) - u| < 1e-12 for
+        κ from 0.01 to 500 (``tests/test_sampling.py``), ~6 ms per thousand points.
+        """
+        u = np.asarray(u, dtype=float)
+        if self.kappa == 0:
+            theta = -np.pi + 2 * np.pi * u
+        else:
+            theta = self.loc + _von_mises_ppf(u, self.kappa)
+        return np.mod(theta + np.pi, 2 * np.pi) - np.pi
+
     def check_kind(self, kind):
         _check_kind(kind)
         if kind != "circular":
@@ -147,6 +181,23 @@ class VonMises(Distribution):
         return bool(np.isclose(r, 0.0) or np.isclose(r, np.pi))
 
 
+def _von_mises_ppf(u, kappa, n_grid=4097, n_newton=6):
+    """Inverse CDF of the centred von Mises law on [-π, π] (table bracket + safeguarded Newton)."""
+    dist = scipy.stats.vonmises(kappa)
+    grid = np.linspace(-np.pi, np.pi, n_grid)
+    cdf = dist.cdf(grid)
+    cdf[0], cdf[-1] = 0.0, 1.0
+    j = np.clip(np.searchsorted(cdf, u, side="right") - 1, 0, n_grid - 2)
+    lo, hi = grid[j], grid[j + 1]
+    c0, c1 = cdf[j], cdf[j + 1]
+    theta = lo + (hi - lo) * np.where(c1 > c0, (u - c0) / np.where(c1 > c0, c1 - c0, 1.0), 0.5)
+    for _ in range(n_newton):
+        f = dist.pdf(theta)
+        step = (dist.cdf(theta) - u) / np.maximum(f, 1e-300)
+        theta = np.clip(theta - step, lo, hi)
+    return theta
+
+
 class Normal(Distribution):
     """Gaussian ``N(mean, sigma^2)``: Raj §4.3's law on translations."""
 
@@ -157,6 +208,9 @@ class Normal(Distribution):
     def sample(self, size, random_state=None):
         size = _check_size(size)
         return check_random_state(random_state).normal(self.mean, self.sigma, size=size)
+
+    def ppf(self, u):
+        return self.mean + self.sigma * scipy.special.ndtri(np.asarray(u, dtype=float))
 
     def check_kind(self, kind):
         _check_kind(kind)
@@ -178,6 +232,9 @@ class LogNormal(Distribution):
     def sample(self, size, random_state=None):
         size = _check_size(size)
         return np.exp(check_random_state(random_state).normal(self.mu, self.sigma, size=size))
+
+    def ppf(self, u):
+        return np.exp(self.mu + self.sigma * scipy.special.ndtri(np.asarray(u, dtype=float)))
 
     def check_kind(self, kind):
         _check_kind(kind)
@@ -211,6 +268,20 @@ class Discrete(Distribution):
         size = _check_size(size)
         rng = check_random_state(random_state)
         return rng.choice(np.asarray(self.values), size=size, p=self.weights)
+
+    def support(self):
+        """``(values, probabilities)``: the whole law, for exact sums over it."""
+        v = np.asarray(self.values)
+        w = np.full(v.size, 1.0 / v.size) if self.weights is None else np.asarray(self.weights)
+        return v, w
+
+    def ppf(self, u):
+        """Through the CDF in the order the values were given: the n stratified points
+        u_i = (i + U)/n take value k floor(n·w_k) or ceil(n·w_k) times (systematic sampling)."""
+        v, w = self.support()
+        cdf = np.cumsum(w)
+        cdf /= cdf[-1]
+        return v[np.minimum(np.searchsorted(cdf, np.asarray(u, dtype=float), side="right"), v.size - 1)]
 
     def is_symmetric(self, kind):
         _check_kind(kind)

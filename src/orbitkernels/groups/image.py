@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from ..utils.validation import check_int
 from .base import Group, ProductGroup
-from .distributions import Discrete, Distribution, Normal, Uniform
+from .distributions import Discrete, Distribution, Normal, Uniform, VonMises
 
 __all__ = ["ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "warp_images"]
 
@@ -141,6 +141,20 @@ class AffineImageGroup(Group):
         A, b = self.affine(E)
         return _warp_each(X, self.image_shape, A, b, True)
 
+    def inverse_affine(self, E):
+        """``(A^{-1}, -A^{-1} b)``: the map g^{-1} (exact for any composition of affine factors)."""
+        A, b = self.affine(E)
+        Ainv = np.linalg.inv(A)
+        return Ainv, -np.einsum("nij,nj->ni", Ainv, b)
+
+    def _act_inverse(self, X, E):
+        A, b = self.inverse_affine(E)
+        return _warp(X, self.image_shape, A, b, True)
+
+    def _act_inverse_each(self, X, E):
+        A, b = self.inverse_affine(E)
+        return _warp_each(X, self.image_shape, A, b, True)
+
     is_unitary = True
 
     @property
@@ -210,6 +224,42 @@ class ImageRotation(AffineImageGroup):
     def _sample(self, n, rng):
         return np.asarray(self.angle.sample(n, rng), dtype=float)[:, None]
 
+    def _unit_laws(self):
+        return None if self.is_finite else [self.angle]
+
+    def is_haar(self):
+        """Whether q is the Haar measure of the full circle (uniform over 2π)."""
+        law = self.angle
+        if self.is_finite:
+            return False
+        if isinstance(law, VonMises):
+            return law.kappa == 0
+        return isinstance(law, Uniform) and law.high - law.low >= 2 * np.pi - 1e-9
+
+    def grid_subgroup(self, n):
+        """The n rotations by 2πk/n, when q is the full circle's Haar measure.
+
+        Averaging over the n-element subgroup C_n integrates exactly every
+        function of the angle band-limited below n (no sampling noise), and makes
+        the features exactly invariant to C_n. Measured on MNIST digits, upright
+        train (3000), randomly rotated test (2000), 2000 random Fourier features +
+        ridge (``benchmarks/rotation_default.py``): 64 i.i.d. angles 0.678 accuracy,
+        64 grid angles with bilinear warps 0.944, on the polar grid 0.941 in a third
+        of the time. For single-channel images the group is therefore
+        :class:`~orbitkernels.groups.polar.PolarRotation` (the polar FFT path of the
+        engine; bilinear grid warps where the engine cannot use it, e.g. non-dot
+        kernels), otherwise ``ImageRotation(shape, n_angles=n)``. Every path stays
+        reachable explicitly: ``ImageRotation(shape, n_angles=n)`` (bilinear grid),
+        ``PolarRotation(shape, n_angles=n)``, or i.i.d. angles with ``sampling="iid"``.
+        """
+        if not self.is_haar():
+            return None
+        if len(self.image_shape) == 2:
+            from .polar import PolarRotation  # polar builds on this module
+
+            return PolarRotation(self.image_shape, n_angles=n)
+        return ImageRotation(self.image_shape, n_angles=n)
+
     def identity(self):
         return np.zeros((1, 1))
 
@@ -258,6 +308,9 @@ class ImageTranslation(AffineImageGroup):
     def _sample(self, n, rng):
         return np.stack([np.asarray(s.sample(n, rng), dtype=float) for s in self.shift], axis=1)
 
+    def _unit_laws(self):
+        return list(self.shift)
+
     def identity(self):
         return np.zeros((1, 2))
 
@@ -302,6 +355,9 @@ class ImageScaling(AffineImageGroup):
 
     def _sample(self, n, rng):
         return np.asarray(self.scale.sample(n, rng), dtype=float)[:, None]
+
+    def _unit_laws(self):
+        return [self.scale]
 
     def _check_elements(self, E, name="elements"):
         E = super()._check_elements(E, name)
