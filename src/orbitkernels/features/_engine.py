@@ -490,7 +490,12 @@ class ProjectionPlan:
         if key in self._cache:
             return self._cache[key]
         bk = self.backend
-        if self.path == "gemm":
+        if self.path == "gemm" and self._kernel is not None:
+            # a pairwise kernel (k(x, t) from |x|² + |t|² - 2<x, t>) cancels catastrophically in single
+            # precision and overflows |t|² for large float32 inputs: its templates stay float64, as the
+            # distances scikit-learn computes for float32 data do
+            prep = self._transformed_templates(np.float64)
+        elif self.path == "gemm":
             prep = bk.asarray(self._transformed_templates(key), key)
         elif self.path == "data":
             prep = bk.asarray(self.templates, key)
@@ -539,7 +544,7 @@ class ProjectionPlan:
             if self._kernel is None:
                 S = bk.matmul(bk.asarray(Xc, dtype), prep.T)
             else:
-                S = bk.asarray(self._kernel(Xc, bk.to_numpy(prep)), dtype)
+                S = bk.asarray(self._kernel(Xc, prep), dtype)
             return S.reshape(n, s, r), "nsr"
         if self.path == "data":
             act = self.group.act_inverse if self._data_inverse else self.group.act
