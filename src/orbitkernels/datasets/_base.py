@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pooch
 
+from ..utils.errors import UserError
 from ..utils.progress import is_quiet
 
 __all__ = [
@@ -42,7 +43,7 @@ ENV_VAR = "ORBITKERNELS_DATA"
 _CHUNK = 1 << 20
 
 
-class DatasetNotFoundError(FileNotFoundError):
+class DatasetNotFoundError(FileNotFoundError, UserError):
     """The files of a dataset are not in the data folder and could not be downloaded.
 
     Attributes ``dataset``, ``data_home``, ``missing`` (file names) and ``urls``
@@ -57,7 +58,7 @@ class DatasetNotFoundError(FileNotFoundError):
         self.urls = tuple(urls)
 
 
-class DatasetChecksumError(ValueError):
+class DatasetChecksumError(ValueError, UserError):
     """A data file's checksum differs from the known one; the file was not read."""
 
     def __init__(self, message, *, path=None, expected=(), actual=None):
@@ -67,7 +68,7 @@ class DatasetChecksumError(ValueError):
         self.actual = actual
 
 
-class DatasetFormatError(ValueError):
+class DatasetFormatError(ValueError, UserError):
     """A data file passed its checksum (or has none) but its content is not as expected."""
 
 

@@ -28,7 +28,7 @@ from ..utils.progress import progress
 from ._common import RidgePath, headline_table, kernel_ridge_path, kfold_indices
 from ._raj_eval import (holdout_select, inner_cv_select, loo_select, median_sq_dist, one_hot,
                         regression_scores, second_layer)
-from ._runner import ExperimentRun, _canonical, headline
+from ._runner import ExperimentRun, headline
 from .report import paper_folder, write_page
 
 PAPER = "raj2017"
@@ -167,20 +167,10 @@ def _pick_config(experiment, quick, config):
 
 
 def _experiment_run(name, config, out_dir, quick, resume):
-    """:class:`ExperimentRun` that, with ``resume``, also reuses the cells of a *finished* results file made with the
-    same configuration (no partial file left): re-running a finished experiment then only re-renders its summary,
-    notes and figure from the stored cells instead of recomputing them."""
-    run = ExperimentRun(PAPER, name, config, out_dir=out_dir, quick=quick, resume=resume)
-    if resume and not run.cells and run.path.exists():
-        try:
-            old = json.loads(run.path.read_text())
-        except (OSError, ValueError):
-            old = None
-        if old and _canonical(old.get("config")) == _canonical(run.config):
-            run.cells = dict(old.get("data", {}).get("cells", {}))
-            run._elapsed_before = float(old.get("wall_time_s", 0.0))
-            run.n_resumed = len(run.cells)
-    return run
+    """:class:`ExperimentRun` of one Raj experiment. With ``resume`` it also reuses the cells of a *finished*
+    results file made with the same configuration and library version (the runner reads them), so re-running a
+    finished experiment only re-renders its summary, notes and figure from the stored cells."""
+    return ExperimentRun(PAPER, name, config, out_dir=out_dir, quick=quick, resume=resume)
 
 
 def _time_budget(cfg):
