@@ -225,3 +225,131 @@ def test_finish_when_the_partial_file_vanished_after_it_was_seen(tmp_path, monke
     run.finish({"x": 1})
     monkeypatch.setattr(Path, "exists", real_exists)
     assert run.path.exists() and not run.partial_path.exists()
+
+
+# ----------------------------------------------------------------------------- 5. CLI errors are one line
+def _cli(argv, capsys):
+    from orbitkernels.cli import main
+
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_output_path_under_a_file_is_one_error_line(tmp_path, capsys):
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    rc, _, err = _cli(["reproduce", "mroueh2015", "-e", "theorems", "--quick", "--out", str(blocker / "res")], capsys)
+    assert rc == 1 and err.startswith("orbitkernels: error: ") and str(blocker) in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_demo_out_existing_file_fails_before_any_work(tmp_path, capsys, monkeypatch):
+    import orbitkernels.demo as demo
+
+    monkeypatch.setattr(demo, "rotated_digits", lambda *a, **k: pytest.fail("the demo ran before checking --out"))
+    target = tmp_path / "demo_output"
+    target.write_text("not a folder")
+    rc, _, err = _cli(["demo", "--quick", "--out", str(target)], capsys)
+    assert rc == 1 and err.startswith("orbitkernels: error: ") and str(target) in err
+    assert target.read_text() == "not a folder"
+
+
+def test_unwritable_folders_are_one_error_line(tmp_path, capsys, monkeypatch):
+    """Root ignores permission bits, so the refusal of the file system is simulated at the write."""
+    import orbitkernels.utils.io as io_mod
+
+    def refuse(dir=None, prefix="", suffix="", **kw):  # what mkstemp does in a folder without write permission
+        raise PermissionError(13, "Permission denied", f"{dir}/{prefix}xyz{suffix}")
+
+    monkeypatch.setattr(io_mod.tempfile, "mkstemp", refuse)
+    docs = tmp_path / "docs"
+    rc, _, err = _cli(["report", "--results", str(tmp_path / "results"), "--docs", str(docs), "--readme", ""], capsys)
+    assert rc == 1 and err.startswith("orbitkernels: error: ") and "Permission denied" in err
+    assert str(docs) in err and "Traceback" not in err
+
+
+def test_real_bugs_still_raise(monkeypatch):
+    import orbitkernels.cli as cli
+
+    monkeypatch.setattr(cli, "_cmd_datasets", lambda args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        cli.main(["datasets"])
+
+
+# ----------------------------------------------------------------------------- 7. reproduce: skip, download, rounding
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    """An empty data folder, and any download attempt fails the test."""
+    import pooch
+
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("ORBITKERNELS_DATA", str(data))
+    monkeypatch.setattr(pooch, "retrieve", lambda url, *a, **k: pytest.fail(f"network access to {url}"))
+    return data
+
+
+def test_reproduce_skips_an_experiment_without_data_and_runs_the_others(tmp_path, capsys, monkeypatch, offline):
+    from orbitkernels.experiments import raj2017
+
+    def fake(quick=False, out_dir=None, resume=True, seed=0, download=False):
+        assert download is False
+        return {"wall_time_s": 1.23456789, "headline": [
+            {"name": "accuracy", "ours": 0.9823000000000001, "paper": 0.9683, "better": "higher"}]}
+
+    fakes = {name: fake for name in raj2017.EXPERIMENTS if name != "cifar10"}
+    monkeypatch.setattr(raj2017, "EXPERIMENTS", {**fakes, "cifar10": raj2017.run_cifar10})
+    rc, out, err = _cli(["reproduce", "raj2017", "--quick", "--out", str(tmp_path / "res"), "--quiet"], capsys)
+    assert rc == 0
+    assert f"skipped: raj2017/cifar10 (data not found in {offline}" in err and "--download" in err
+    assert "cifar-10-python.tar.gz" in err
+    assert "ours 0.9823 " in out and "0.9823000000000001" not in out and "1.23 s" in out
+    rc, out, err = _cli(["reproduce", "raj2017", "--quick", "--out", str(tmp_path / "res"), "--json"], capsys)
+    import json
+
+    doc = json.loads(out)
+    assert rc == 0 and "cifar10" in doc["skipped"] and set(doc["results"]) == set(fakes)
+    assert doc["results"]["qm7"]["headline"][0]["ours"] == 0.9823000000000001  # --json keeps stored numbers
+
+
+def test_reproduce_never_downloads_without_the_flag(tmp_path, capsys, offline):
+    """Every real raj2017 experiment with an empty data folder: all skipped (exit 1), no network, no work."""
+    rc, out, err = _cli(["reproduce", "raj2017", "--quick", "--out", str(tmp_path / "res")], capsys)
+    assert rc == 1
+    for name in ("qm7", "kernel_approx", "rotated_mnist", "cifar10"):
+        assert f"skipped: raj2017/{name} (data not found in {offline}" in err
+    assert "no experiment of raj2017 could run" in err and "Traceback" not in err
+    rc, _, err = _cli(["reproduce", "mroueh2015", "-e", "mnist", "--quick", "--out", str(tmp_path / "res")], capsys)
+    assert rc == 1 and "skipped: mroueh2015/mnist" in err
+
+
+def test_download_flag_reaches_the_loaders(tmp_path, capsys, monkeypatch, offline):
+    from orbitkernels.experiments import raj2017
+
+    seen = {}
+
+    def fake_loader(*a, download=True, **k):
+        seen["download"] = download
+        from orbitkernels.datasets import DatasetNotFoundError
+
+        raise DatasetNotFoundError("none", dataset="cifar10", data_home=offline, missing=["x"], urls=["u"])
+
+    import orbitkernels.datasets as D
+
+    monkeypatch.setattr(D, "load_cifar10", fake_loader)
+    _cli(["reproduce", "raj2017", "-e", "cifar10", "--quick", "--download", "--out", str(tmp_path)], capsys)
+    assert seen == {"download": True}
+    _cli(["reproduce", "raj2017", "-e", "cifar10", "--quick", "--out", str(tmp_path)], capsys)
+    assert seen == {"download": False}
+
+
+@pytest.mark.parametrize("argv", [["reproduce", "teo2007", "--list", "--quiet"], ["reproduce", "teo2007", "--list",
+                                  "--json"], ["--quiet", "reproduce", "teo2007", "--list"]])
+def test_global_options_after_the_subcommand(argv, capsys, monkeypatch):
+    import orbitkernels.cli as cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "set_quiet", lambda q: seen.setdefault("quiet", q))
+    rc, out, _ = _cli(argv, capsys)
+    assert rc == 0 and "mnist" in out and seen["quiet"] is True

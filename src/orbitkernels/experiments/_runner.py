@@ -115,6 +115,8 @@ class ExperimentRun:
         self.path = root / paper / f"{stem}.json"
         self.partial_path = root / paper / f"{stem}.partial.json"
         self.figure_path = self.path.with_suffix(".png")
+        # now, not after the first (possibly hours long) cell: a results folder that cannot be made fails at once
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._t0 = time.perf_counter()
         self._elapsed_before = 0.0
         self.cells = {}

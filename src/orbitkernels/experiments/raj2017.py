@@ -208,10 +208,10 @@ def _gicdf_data_side(X, train, group, r, m, n_bins, seed, chunk=64):
 class _QM7:
     """Feature computation with an in-memory cache for fold-independent maps (RF draws nothing from data)."""
 
-    def __init__(self, cfg, seed):
+    def __init__(self, cfg, seed, download=False):
         from ..datasets import load_qm7
 
-        bunch = load_qm7(n_folds=cfg["n_folds"], random_state=cfg["fold_seed"])
+        bunch = load_qm7(n_folds=cfg["n_folds"], random_state=cfg["fold_seed"], download=download)
         X = bunch.X.reshape(len(bunch.X), -1)
         T = bunch.T
         folds = [np.asarray(f) for f in bunch.folds]
@@ -398,12 +398,12 @@ def _qm7_lambdas(cfg):
     return 10.0 ** np.arange(-14, 1e-9, step)
 
 
-def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None):
+def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
     """Table 1: RMSE (and MAE) on QM7 over five folds, hyper-parameters by inner CV on the training folds."""
     cname, cfg = _pick_config("qm7", quick, config)
     run = _experiment_run("qm7", {"configuration": cname, **cfg, "seed": seed,
                                   "lambdas": [float(v) for v in _qm7_lambdas(cfg)]}, out_dir, quick, resume)
-    data = _QM7(cfg, seed)
+    data = _QM7(cfg, seed, download)
     n_folds = cfg["n_folds"]
     plan = []
     for method in cfg["methods"]:
@@ -697,7 +697,7 @@ def _qm7_figure(rows, path, trials=None):
 
 
 # ------------------------------------------------------------------------------------ kernel approx
-def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=None):
+def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
     """Figure 1: normalised spectral / Frobenius error of the LGIKA-RF Gram matrix vs the number of features.
 
     The reference ("exact") kernel is :class:`HaarKernel` with r_exact = 70 Montavon permutations drawn once
@@ -707,7 +707,7 @@ def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=Non
 
     cname, cfg = _pick_config("kernel_approx", quick, config)
     run = _experiment_run("kernel_approx", {"configuration": cname, **cfg, "seed": seed}, out_dir, quick, resume)
-    bunch = load_qm7()
+    bunch = load_qm7(download=download)
     rng = np.random.RandomState(seed)
     idx = np.sort(rng.choice(len(bunch.T), cfg["n_molecules"], replace=False))
     X = bunch.X.reshape(len(bunch.X), -1)[idx].astype(np.float64)
@@ -974,7 +974,7 @@ def _image_figure(rows, title, path, paper_line):
     plt.close(fig)
 
 
-def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=None):
+def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
     """Table 2 on the REGENERATED Rotated MNIST (official files unavailable): 10k train, 2k validation, 50k test."""
     from ..datasets import load_rotated_mnist
 
@@ -982,7 +982,7 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
     run = _experiment_run("rotated_mnist", {"configuration": cname, **cfg, "seed": seed, "lambdas": _LAMBDAS},
                           out_dir, quick, resume)
     sizes = {k: cfg[k] for k in ("n_train", "n_valid", "n_test") if cfg[k]}
-    b = load_rotated_mnist(source="auto", random_state=0, **sizes)
+    b = load_rotated_mnist(source="auto", random_state=0, download=download, **sizes)
     X = np.concatenate([b.x_train, b.x_valid, b.x_test]).astype(np.float32)
     y = np.concatenate([b.y_train, b.y_valid, b.y_test]).astype(int)
     n1, n2 = len(b.x_train), len(b.x_train) + len(b.x_valid)
@@ -1042,7 +1042,7 @@ def cifar_group(cfg, image_shape=(32, 32, 3)):
             * ImageRotation(image_shape, angle=VonMises(cfg["kappa"])))
 
 
-def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, data=None, download=True):
+def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, data=None, download=False):
     """Table 3 (CIFAR-10). ``data``: a mapping like :func:`load_cifar10`'s result (the tests pass a tiny fake);
     otherwise the loader is called, and its clear error propagates when the archive is missing."""
     from ..datasets import load_cifar10
