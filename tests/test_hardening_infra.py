@@ -353,3 +353,125 @@ def test_global_options_after_the_subcommand(argv, capsys, monkeypatch):
     monkeypatch.setattr(cli, "set_quiet", lambda q: seen.setdefault("quiet", q))
     rc, out, _ = _cli(argv, capsys)
     assert rc == 0 and "mnist" in out and seen["quiet"] is True
+
+
+# ----------------------------------------------------------------------------- 6. loaders validate what they read
+@pytest.fixture
+def data_home(tmp_path, monkeypatch):
+    import pooch
+
+    monkeypatch.setattr(pooch, "retrieve", lambda url, *a, **k: pytest.fail(f"network access to {url}"))
+    monkeypatch.delenv("ORBITKERNELS_DATA", raising=False)
+    d = tmp_path / "data"
+    d.mkdir()
+    return d
+
+
+def _register(monkeypatch, name, form, home, counts=None):
+    import hashlib
+
+    from orbitkernels.datasets import _registry
+    from orbitkernels.datasets._base import replace_hashes
+
+    info = _registry.REGISTRY[name]
+    hashes = {f.name: ("sha256:" + hashlib.sha256((home / f.name).read_bytes()).hexdigest(),)
+              for f in info.files(form) if (home / f.name).exists()}
+    monkeypatch.setitem(_registry.REGISTRY, name, replace_hashes(info, form, hashes))
+    if counts is not None:  # the stand-in's own record counts
+        monkeypatch.setitem(_registry.EXPECTED_RECORDS, name, counts)
+
+
+def _qm7_mat(home, **override):
+    import scipy.io
+    from test_datasets import tiny_qm7
+
+    from orbitkernels.datasets import coulomb_matrices
+
+    Z, R, T = tiny_qm7()
+    R_bohr = R / 0.529177
+    fields = dict(X=coulomb_matrices(Z, R_bohr, unit="bohr"), T=T[None], P=np.arange(10).reshape(5, 2),
+                  Z=Z.astype(np.float32), R=R_bohr)
+    fields.update(override)
+    scipy.io.savemat(home / "qm7.mat", fields)
+
+
+@pytest.mark.parametrize("field, make", [
+    ("T", lambda T, R: dict(T=np.where(np.arange(10) == 3, np.nan, T)[None])),
+    ("T", lambda T, R: dict(T=np.array(["-417.9"] * 10))),
+    ("R", lambda T, R: dict(R=np.where(np.arange(10)[:, None, None] == 2, np.nan, R))),
+    ("P", lambda T, R: dict(P=np.array(["a", "b"]))),
+])
+def test_qm7_mat_bad_values_are_format_errors_naming_file_and_field(data_home, monkeypatch, field, make):
+    from test_datasets import tiny_qm7
+
+    import orbitkernels.datasets as D
+
+    _, R, T = tiny_qm7()
+    _qm7_mat(data_home, **make(T, R / 0.529177))
+    _register(monkeypatch, "qm7", "canonical", data_home, counts={"molecules": 10})
+    with pytest.raises(D.DatasetFormatError, match=rf"\b{field} in .*qm7\.mat"):
+        D.load_qm7(data_home, download=False)
+
+
+def test_qm7_npz_nan_positions_refused(data_home, monkeypatch):
+    from test_datasets import tiny_qm7
+
+    import orbitkernels.datasets as D
+
+    Z, R, T = tiny_qm7()
+    R[4, 0, 1] = np.nan
+    np.savez(data_home / "qm7.npz", Z=Z, R=R, T=T)
+    _register(monkeypatch, "qm7", "converted", data_home, counts={"molecules": 10})
+    with pytest.raises(D.DatasetFormatError, match=r"R in .*qm7\.npz holds 1 NaN"):
+        D.load_qm7(data_home, download=False)
+
+
+def test_qm7_record_count_is_checked(data_home, monkeypatch):
+    import orbitkernels.datasets as D
+
+    _qm7_mat(data_home)
+    _register(monkeypatch, "qm7", "canonical", data_home)  # the published count (7165) stays
+    with pytest.raises(D.DatasetFormatError, match=r"qm7\.mat: molecules holds 10 records but the published "
+                                                   r"dataset has 7165"):
+        D.load_qm7(data_home, download=False)
+
+
+def test_truncated_fsdd_archive_is_refused(data_home, monkeypatch):
+    import io
+    import tarfile
+
+    from test_datasets import write_fsdd_archive
+
+    import orbitkernels.datasets as D
+
+    full = data_home / "full.tar.gz"
+    write_fsdd_archive(full)  # 8 recordings
+    # cut the archive after its first half of members, at a member boundary: tarfile reads it without error
+    name = "free-spoken-digit-dataset-1.0.10.tar.gz"
+    with tarfile.open(full) as src, tarfile.open(data_home / name, "w:gz") as dst:
+        for member in src.getmembers()[:4]:
+            dst.addfile(member, io.BytesIO(src.extractfile(member).read()))
+    _register(monkeypatch, "fsdd", "canonical", data_home, counts={"recordings": 8})
+    with pytest.raises(D.DatasetFormatError, match=r"recordings holds 4 records but the published dataset has 8"):
+        D.load_fsdd(data_home, download=False)
+
+
+def test_rotated_mnist_zip_with_wrong_row_counts_is_refused(data_home):
+    from test_datasets import write_rotation_zip
+
+    import orbitkernels.datasets as D
+
+    write_rotation_zip(data_home / "mnist_rotation_new.zip", n_tv=2010, n_test=5)
+    with pytest.raises(D.DatasetFormatError, match=r"train_valid holds 2010 records but the published dataset "
+                                                   r"has 12000"):
+        D.load_rotated_mnist(data_home, source="official", download=False)
+
+
+def test_folder_named_like_a_data_file_is_reported_and_never_downloaded_over(data_home):
+    import orbitkernels.datasets as D
+
+    (data_home / "qm7.npz").mkdir()
+    with pytest.raises(D.DatasetFormatError, match=r"qm7\.npz' is a folder, not the .* file qm7\.npz"):
+        D.load_qm7(data_home, download=True)
+    rows = {r["name"]: r for r in D.dataset_status(data_home)}
+    assert rows["qm7"]["status"] == "not a file" and "qm7.npz" in rows["qm7"]["note"]
