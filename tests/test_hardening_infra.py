@@ -475,3 +475,11 @@ def test_folder_named_like_a_data_file_is_reported_and_never_downloaded_over(dat
         D.load_qm7(data_home, download=True)
     rows = {r["name"]: r for r in D.dataset_status(data_home)}
     assert rows["qm7"]["status"] == "not a file" and "qm7.npz" in rows["qm7"]["note"]
+
+
+def test_user_settings_are_error_lines_not_tracebacks(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ORBITKERNELS_RAJ2017_CONFIG", "huge")
+    rc, _, err = _cli(["reproduce", "raj2017", "-e", "qm7", "--out", str(tmp_path)], capsys)
+    assert rc == 1 and err.startswith("orbitkernels: error: unknown configuration 'huge'")
+    rc, _, err = _cli(["bench", "--name", "nope", "--out", str(tmp_path)], capsys)
+    assert rc == 2 and "unknown benchmark(s) nope" in err

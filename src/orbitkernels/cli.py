@@ -121,9 +121,14 @@ def _cmd_reproduce(args):
 
 def _cmd_bench(args):
     try:
-        from .bench import run_benchmarks
+        from .bench import BENCHMARKS, run_benchmarks
     except ImportError as exc:
         print(f"benchmarks are not available in this build: {exc}", file=sys.stderr)
+        return 2
+    unknown = [n for n in args.name or () if n not in BENCHMARKS]
+    if unknown:  # a usage error, said here: the library's ValueError would be a traceback at this boundary
+        print(f"orbitkernels: error: unknown benchmark(s) {', '.join(unknown)}; choose from "
+              f"{', '.join(sorted(BENCHMARKS))}", file=sys.stderr)
         return 2
     result = run_benchmarks(names=args.name or None, quick=args.quick, out_dir=args.out)
     if args.json:

@@ -24,6 +24,7 @@ from ..groups import (CoulombPermutation, ImageRotation, ImageScaling, ImageTran
                       Uniform, VonMises)
 from ..groups.polar import PolarRotation
 from ..kernels import HaarKernel
+from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
 from ._common import RidgePath, headline_table, kernel_ridge_path, kfold_indices
 from ._raj_eval import (holdout_select, inner_cv_select, loo_select, median_sq_dist, one_hot,
@@ -162,7 +163,9 @@ QM7_BEYOND = {
 def _pick_config(experiment, quick, config):
     name = "quick" if quick else (config or os.environ.get("ORBITKERNELS_RAJ2017_CONFIG") or "reduced")
     if name not in CONFIGS[experiment]:
-        raise ValueError(f"unknown configuration {name!r} for {experiment}; choose one of {sorted(CONFIGS[experiment])}")
+        # a user's setting (often $ORBITKERNELS_RAJ2017_CONFIG): one error line at the CLI, not a traceback
+        raise ConfigurationError(f"unknown configuration {name!r} for {experiment}; choose one of "
+                                 f"{sorted(CONFIGS[experiment])}")
     return name, dict(CONFIGS[experiment][name])
 
 

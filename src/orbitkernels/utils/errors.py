@@ -5,8 +5,12 @@ other exception is a bug and keeps its traceback.
 """
 from __future__ import annotations
 
-__all__ = ["UserError"]
+__all__ = ["ConfigurationError", "UserError"]
 
 
 class UserError(Exception):
     """Base (mixin) of the library's own errors about user input: data files, results files, options."""
+
+
+class ConfigurationError(ValueError, UserError):
+    """A named configuration or option (e.g. from an environment variable) that does not exist."""
