@@ -59,8 +59,15 @@ def _cmd_demo(args):
 
 def _how_to_get(exc):
     """One line saying where the missing data were looked for and how to get them."""
+    from .datasets import REGISTRY
+
     where = f"data not found in {exc.data_home}" if exc.data_home else "data not found"
-    missing = f" (missing {', '.join(exc.missing)})" if exc.missing else ""
+    info = REGISTRY.get(exc.dataset)
+    if info is not None:  # the alternatives, not every file of both: either form of the dataset is enough
+        forms = [", ".join(f.name for f in info.files(form)) for form in ("converted", "canonical") if info.files(form)]
+        missing = f": needs {' or '.join(forms)}"
+    else:
+        missing = f" (missing {', '.join(exc.missing)})" if exc.missing else ""
     if exc.urls:
         how = "rerun with --download to fetch it, or put the files there; `orbitkernels datasets` lists what is needed"
     else:
