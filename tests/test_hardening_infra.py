@@ -129,6 +129,9 @@ def test_same_version_and_configuration_are_kept_and_said(tmp_path, capsys):
     assert run.n_resumed == 1 and run.get("c1") == {"acc": 0.5}
     err = capsys.readouterr().err
     assert f"kept 1 finished cells from {path}" in err
+    run.cell("c2", lambda: {"acc": 0.25})
+    run.finish({"x": 1})
+    assert f"1 cells kept from {path}, 1 computed now" in capsys.readouterr().err
     other = ExperimentRun("toy", "exp", {"a": 2}, out_dir=tmp_path)
     assert other.n_resumed == 0 and "another configuration" in capsys.readouterr().err
 

@@ -39,8 +39,8 @@ def _read_npz(path):
     check_array(a["digit"], "digit", ndim=1, shape=(n,), source=src, kind="integer", low=0, high=9)
     check_array(a["index"], "index", ndim=1, shape=(n,), source=src, kind="integer", low=0, high=49)
     check_array(a["speaker"], "speaker", ndim=1, shape=(n,), source=src, kind="string")
-    expect(a["sample_rate"].shape == () and np.issubdtype(a["sample_rate"].dtype, np.integer),
-           f"{src}: sample_rate should be an integer scalar")
+    expect(a["sample_rate"].shape == () and np.issubdtype(a["sample_rate"].dtype, np.integer)
+           and int(a["sample_rate"]) > 0, f"{src}: sample_rate should be a positive integer scalar")
     return Bunch(waveforms=w, lengths=lengths.astype(np.int32), digit=a["digit"].astype(np.uint8),
                  speaker=a["speaker"].astype(str), index=a["index"].astype(np.int16),
                  sample_rate=int(a["sample_rate"]))

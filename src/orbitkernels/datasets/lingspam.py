@@ -62,6 +62,7 @@ def _read_npz(path, version):
         vocab = check_array(a["bare_vocab"], "bare_vocab", ndim=1, source=src).astype(str)
         expect(shape == (n, len(vocab)), f"{src}: bare_counts_shape {shape} does not match {n} messages x "
                                          f"{len(vocab)} words")
+        check_array(a["bare_counts_data"], "bare_counts_data", ndim=1, source=src, kind="integer", low=0)
         try:
             counts = sp.csr_matrix((a["bare_counts_data"], a["bare_counts_indices"], a["bare_counts_indptr"]),
                                    shape=shape)

@@ -234,6 +234,9 @@ class ExperimentRun:
             "figure": self.figure_path.name if figure is not None else None,
         }
         atomic_write_json(self.path, result)
+        if self.n_resumed:
+            _say(f"{self.paper}/{self.path.stem}: {self.n_resumed} cells kept from {self.resumed_from}, "
+                 f"{len(self.cells) - self.n_resumed} computed now; wrote {self.path}")
         # Idempotent: another process finishing the same experiment may have removed it already.
         self.partial_path.unlink(missing_ok=True)
         return result
