@@ -23,14 +23,17 @@ def test_unknown_paper_and_experiment_fail_clearly(capsys):
 
 
 def test_demo_quick_beats_plain_rff_on_rotated_digits(tmp_path):
+    (tmp_path / "demo.json").write_text('{"full": true}')  # the full demo's output, which --quick must not touch
     res = run_demo(out_dir=tmp_path, quick=True, verbose=False)
     table = res["table"]
     up = "upright train -> rotated test"
     plain = table["RFF + RLS"][up]["accuracy"]
     assert table["Orbit RFF (Raj) + RLS"][up]["accuracy"] > plain + 0.3
     assert table["GICDF (Mroueh) + RLS"][up]["accuracy"] > plain + 0.3
-    assert (tmp_path / "demo.png").stat().st_size > 1000
-    assert json.loads((tmp_path / "demo.json").read_text())["quick"] is True
+    assert (tmp_path / "demo_quick.png").stat().st_size > 1000 and not (tmp_path / "demo.png").exists()
+    assert json.loads((tmp_path / "demo_quick.json").read_text())["quick"] is True
+    assert json.loads((tmp_path / "demo.json").read_text()) == {"full": True}
+    assert res["json"] == str(tmp_path / "demo_quick.json")
 
 
 def test_invariance_error_separates_invariant_from_plain(rng):

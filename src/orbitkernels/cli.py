@@ -2,21 +2,48 @@
 
 Thin by design: it parses, calls the library, and shows progress (tqdm on
 stderr, silenced by ``--quiet``); ``--json`` prints machine-readable results on
-stdout.
+stdout. ``--quiet`` and ``--json`` may come before or after the subcommand.
+
+Errors in what the user gave (a path that cannot be written, a missing or
+malformed data or results file: the ``OSError`` family and the library's
+:class:`~orbitkernels.utils.errors.UserError`) become one
+``orbitkernels: error: ...`` line on stderr and exit status 1; anything else is a
+bug and keeps its traceback.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import numbers
 import sys
 
 from ._version import __version__
+from .utils.errors import UserError
 from .utils.io import NumpyJSONEncoder
 from .utils.progress import set_quiet
 
 
 def _print_json(obj):
     print(json.dumps(obj, cls=NumpyJSONEncoder, indent=1))
+
+
+def _round(value, digits=4):
+    """``value`` with every float rounded to ``digits`` significant digits, for people to read
+    (0.9823000000000001 -> 0.9823); --json keeps the stored numbers as they are."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, list, tuple, dict)):
+        return value
+    if isinstance(value, dict):
+        return {k: _round(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_round(v, digits) for v in value]
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(f"{float(value):.{digits}g}")
+
+
+def _fmt(value, digits=4):
+    v = _round(value, digits)
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _cmd_demo(args):
@@ -26,8 +53,26 @@ def _cmd_demo(args):
     if args.json:
         _print_json(result)
     else:
-        print(f"\nwrote {result['png']} and {args.out}/demo.json")
+        print(f"\nwrote {result['png']} and {result['json']}")
     return 0
+
+
+def _how_to_get(exc):
+    """One line saying where the missing data were looked for and how to get them."""
+    from .datasets import REGISTRY
+
+    where = f"data not found in {exc.data_home}" if exc.data_home else "data not found"
+    info = REGISTRY.get(exc.dataset)
+    if info is not None:  # the alternatives, not every file of both: either form of the dataset is enough
+        forms = [", ".join(f.name for f in info.files(form)) for form in ("converted", "canonical") if info.files(form)]
+        missing = f": needs {' or '.join(forms)}"
+    else:
+        missing = f" (missing {', '.join(exc.missing)})" if exc.missing else ""
+    if exc.urls:
+        how = "rerun with --download to fetch it, or put the files there; `orbitkernels datasets` lists what is needed"
+    else:
+        how = "put the files there; `orbitkernels datasets` lists what is needed and where to find it"
+    return f"{where}{missing}; {how}"
 
 
 def _cmd_reproduce(args):
@@ -51,25 +96,46 @@ def _cmd_reproduce(args):
         print(f"unknown experiment {unknown[0]!r} for {args.paper}; choose from: {', '.join(experiments)}",
               file=sys.stderr)
         return 2
-    results = {}
+    from .datasets import DatasetNotFoundError
+
+    results, skipped = {}, {}
     for name in names:
-        res = experiments[name](quick=args.quick, out_dir=args.out, resume=not args.no_resume, seed=args.seed)
+        try:
+            res = experiments[name](quick=args.quick, out_dir=args.out, resume=not args.no_resume, seed=args.seed,
+                                    download=args.download)
+        except DatasetNotFoundError as exc:
+            # "all of a paper's experiments": the ones whose data are here run, the others are named
+            skipped[name] = _how_to_get(exc)
+            print(f"skipped: {args.paper}/{name} ({skipped[name]})", file=sys.stderr)
+            continue
         results[name] = res
         if not args.json:
-            print(f"\n{args.paper} / {name}: {res.get('wall_time_s', '?')} s")
+            print(f"\n{args.paper} / {name}: {_fmt(res.get('wall_time_s', '?'), 3)} s")
             for cell in res.get("headline", []):
-                paper = "—" if cell.get("paper") is None else cell["paper"]
-                print(f"  {cell['name']}: ours {cell['ours']}   paper {paper}   ({cell['better']} is better)")
+                paper = "—" if cell.get("paper") is None else _fmt(cell["paper"])
+                print(f"  {cell['name']}: ours {_fmt(cell['ours'])}   paper {paper}   ({cell['better']} is better)")
     if args.json:
-        _print_json(results if len(results) > 1 else next(iter(results.values())))
+        out = results if len(names) > 1 else next(iter(results.values()), None)
+        if skipped:
+            out = {"results": results, "skipped": skipped}
+        _print_json(out)
+    if not results:
+        print(f"orbitkernels: error: no experiment of {args.paper} could run: the data of "
+              f"{', '.join(skipped)} are missing", file=sys.stderr)
+        return 1
     return 0
 
 
 def _cmd_bench(args):
     try:
-        from .bench import run_benchmarks
+        from .bench import BENCHMARKS, run_benchmarks
     except ImportError as exc:
         print(f"benchmarks are not available in this build: {exc}", file=sys.stderr)
+        return 2
+    unknown = [n for n in args.name or () if n not in BENCHMARKS]
+    if unknown:  # a usage error, said here: the library's ValueError would be a traceback at this boundary
+        print(f"orbitkernels: error: unknown benchmark(s) {', '.join(unknown)}; choose from "
+              f"{', '.join(sorted(BENCHMARKS))}", file=sys.stderr)
         return 2
     result = run_benchmarks(names=args.name or None, quick=args.quick, out_dir=args.out)
     if args.json:
@@ -131,18 +197,27 @@ def _cmd_datasets(args):
     return 0
 
 
+def _common_options(parser, default):
+    # On the main parser the defaults are False; on a subcommand they are SUPPRESS, so that
+    # `orbitkernels --quiet reproduce ...` is not reset by the subcommand's own (absent) flag.
+    parser.add_argument("--quiet", action="store_true", default=default, help="no progress bars")
+    parser.add_argument("--json", action="store_true", default=default,
+                        help="print machine-readable results on stdout")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="orbitkernels",
         description="Learning with group invariances through kernels: demo, paper reproductions, benchmarks, data.",
     )
     parser.add_argument("--version", action="version", version=f"orbitkernels {__version__}")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    parser.add_argument("--json", action="store_true", help="print machine-readable results on stdout")
+    _common_options(parser, False)
     sub = parser.add_subparsers(dest="command", metavar="{demo,reproduce,bench,report,datasets}")
 
     p = sub.add_parser("demo", help="rotation-invariant digits: plain RFF vs orbit features vs Haar kernel (~1 min)")
-    p.add_argument("--out", default="demo_output", help="folder for demo.json and demo.png (default: %(default)s)")
+    p.add_argument("--out", default="demo_output",
+                   help="folder for demo.json and demo.png, or demo_quick.json and demo_quick.png with --quick "
+                        "(default: %(default)s)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="smaller sizes (a few seconds)")
     p.set_defaults(func=_cmd_demo)
@@ -155,6 +230,9 @@ def build_parser():
     p.add_argument("--out", default=None, help="results root (default: $ORBITKERNELS_RESULTS or ./results)")
     p.add_argument("--no-resume", action="store_true", help="recompute cells finished by an interrupted run")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--download", action="store_true",
+                   help="download missing datasets (default: never touch the network; experiments whose data are "
+                        "missing are skipped)")
     p.set_defaults(func=_cmd_reproduce)
 
     p = sub.add_parser("bench", help="speed and memory benchmarks, reported as ratios (results/bench/*.json)")
@@ -175,7 +253,22 @@ def build_parser():
     p.add_argument("--data-home", default=None, help="data folder (default: $ORBITKERNELS_DATA or the user cache)")
     p.add_argument("--verify", action="store_true", help="also check the files' checksums (slower)")
     p.set_defaults(func=_cmd_datasets)
+    for p in sub.choices.values():
+        _common_options(p, argparse.SUPPRESS)
     return parser
+
+
+def _describe(exc):
+    """One line for an error at the CLI boundary."""
+    if isinstance(exc, OSError) and not isinstance(exc, UserError) and exc.filename is not None:
+        what = exc.strerror or type(exc).__name__
+        hint = ""
+        if isinstance(exc, (FileExistsError, NotADirectoryError)):
+            hint = " (a file is where a folder is needed: choose another path)"
+        elif isinstance(exc, PermissionError):
+            hint = " (choose a folder you can write to)"
+        return f"{exc.filename}: {what}{hint}"
+    return str(exc) or type(exc).__name__
 
 
 def main(argv=None):
@@ -190,8 +283,8 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("\ninterrupted: finished cells are saved; run the same command again to resume", file=sys.stderr)
         return 130
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"orbitkernels: error: {exc}", file=sys.stderr)
+    except (OSError, UserError) as exc:  # the user's paths, files and data; any other exception is a bug
+        print(f"orbitkernels: error: {_describe(exc)}", file=sys.stderr)
         return 1
 
 

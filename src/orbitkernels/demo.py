@@ -66,8 +66,16 @@ def _kernel_rls(K_train, y, K_test):
 
 
 def run_demo(out_dir="demo_output", seed=0, quick=False, verbose=True):
-    """Run the demo, print its table, write ``demo.json`` and ``demo.png`` in ``out_dir``; return the results."""
+    """Run the demo, print its table, write ``demo.json`` and ``demo.png`` in ``out_dir``; return the results.
+
+    ``quick`` writes ``demo_quick.json`` and ``demo_quick.png`` instead, so a quick check never overwrites
+    the full demo's output.
+    """
     t0 = time.perf_counter()
+    out = Path(out_dir)
+    # before a minute of work: a path that cannot be a folder fails now, not at the end
+    out.mkdir(parents=True, exist_ok=True)
+    stem = "demo_quick" if quick else "demo"
     X, Xrot, y, side = rotated_digits(seed)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(X))
@@ -116,11 +124,10 @@ def run_demo(out_dir="demo_output", seed=0, quick=False, verbose=True):
         "feature_invariance_error (mean relative change under random rotations)": invariance,
         "wall_time_s": round(time.perf_counter() - t0, 1),
     }
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "demo.json", result)
-    _plot(table, out / "demo.png")
-    result["png"] = str(out / "demo.png")
+    atomic_write_json(out / f"{stem}.json", result)
+    _plot(table, out / f"{stem}.png")
+    result["png"] = str(out / f"{stem}.png")
+    result["json"] = str(out / f"{stem}.json")
     if verbose:
         print(format_table(result))
     return result

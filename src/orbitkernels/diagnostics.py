@@ -24,8 +24,18 @@ def _output(estimator, X, method):
         raise ValueError(f"method must be 'auto' or one of {_METHODS}; got {method!r}")
     if not hasattr(estimator, method):
         raise TypeError(f"{type(estimator).__name__} has no method {method!r}")
-    out = np.asarray(getattr(estimator, method)(X), dtype=float)
+    out = np.asarray(getattr(estimator, method)(X))
+    if out.dtype.kind in "biuf":
+        out = out.astype(float)
+    # predict may return class labels of any type (strings, objects): those are compared, not subtracted
     return out.reshape(len(X), -1), method
+
+
+def _change(out, base, norm):
+    """Per-row relative change: ||out - base|| / ||base|| for numbers, 1.0 / 0.0 (changed or not) for labels."""
+    if base.dtype.kind == "f" and out.dtype.kind == "f":
+        return np.linalg.norm(out - base, axis=1) / norm
+    return np.any(out != base, axis=1).astype(float)
 
 
 def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, method="auto"):
@@ -37,7 +47,10 @@ def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, me
         rel(x, g) = ||f(g x) - f(x)|| / ||f(x)||
 
     where f is ``transform`` (features), ``decision_function``, ``predict_proba``
-    or ``predict`` (the first available, or ``method``). Exactly invariant
+    or ``predict`` (the first available, or ``method``). When f returns
+    non-numeric values (class labels from ``predict``, e.g. strings), rel is 1
+    for a changed prediction and 0 otherwise, so ``mean`` is the fraction of
+    predictions the group element changed. Exactly invariant
     features give 0; plain random Fourier features of rotated images give
     values of order 1.
 
@@ -54,16 +67,16 @@ def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, me
     else:
         E = group.sample(check_int(n_elements, "n_elements", min_value=1), rng)
     base, method = _output(estimator, X, method)
-    norm = np.linalg.norm(base, axis=1)
+    norm = np.linalg.norm(base, axis=1) if base.dtype.kind == "f" else np.ones(len(base))
     norm = np.where(norm > 0, norm, 1.0)
     if group.is_data_dependent:
         moved = [group.act_each(X, np.repeat(e[None], len(X), axis=0)) for e in E]
     else:
         moved = list(group.act(X, E))
-    rel = np.array([np.linalg.norm(_output(estimator, Xg, method)[0] - base, axis=1) / norm for Xg in moved])
+    outputs = [_output(estimator, Xg, method)[0] for Xg in moved]
+    rel = np.array([_change(o, base, norm) for o in outputs])
     out = {"mean": float(rel.mean()), "max": float(rel.max()), "per_element": rel.mean(axis=1).tolist(),
            "method": method, "n_elements": len(E)}
     if method == "predict":
-        out["agreement"] = float(np.mean([np.all(_output(estimator, Xg, method)[0] == base, axis=1).mean()
-                                          for Xg in moved]))
+        out["agreement"] = float(np.mean([np.all(o == base, axis=1).mean() for o in outputs]))
     return out

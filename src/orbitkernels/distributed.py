@@ -36,13 +36,14 @@ models on the orbit features)
 from __future__ import annotations
 
 import sys
-
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     assert_all_finite, check_array, check_consistent_length, check_is_fitted, column_or_1d, validate_data,
@@ -324,9 +325,19 @@ class _Solution:
         self.c = V.T @ mom.cxy  # (p, k)
         self.mx, self.my = mom.mx, mom.my
         self.alphas = np.asarray(alphas, dtype=float)
+        # Eigenvalues this close to zero are rounding noise of a rank-deficient Gram matrix (collinear
+        # columns): numpy's pinv cut-off. With α = 0 dividing by them gives inf·0 = NaN coefficients.
+        self.tol = float(self.evals.max(initial=0.0)) * max(len(self.evals), 1) * np.finfo(np.float64).eps
+
+    def _inverse(self, alpha):
+        """1 / (λ_i + α) on the eigenvalues, 0 where λ_i + α is within rounding of zero: the minimum-norm
+        (pseudo-inverse) solution, which is what scikit-learn's ``Ridge(alpha=0)`` returns for collinear X."""
+        d = self.evals + alpha
+        keep = d > self.tol
+        return np.where(keep, 1.0 / np.where(keep, d, 1.0), 0.0)
 
     def coef(self, i):
-        return self.V @ (self.c / (self.evals + self.alphas[i])[:, None])
+        return self.V @ (self.c * self._inverse(self.alphas[i])[:, None])
 
     def errors(self, X, Y, task):
         """Summed squared error (regression) or number of mistakes (classification) for every α.
@@ -336,7 +347,7 @@ class _Solution:
         A = (np.asarray(X, dtype=np.float64) - self.mx) @ self.V
         out = np.empty(len(self.alphas))
         for i, a in enumerate(self.alphas):
-            P = A @ (self.c / (self.evals + a)[:, None]) + self.my
+            P = A @ (self.c * self._inverse(a)[:, None]) + self.my
             if task != "classification":
                 out[i] = ((P - Y) ** 2).sum()
             elif Y.shape[1] == 1:
@@ -449,8 +460,31 @@ def _n_outputs(y):
     return 1 if y.ndim == 1 else y.shape[1]
 
 
+def _holdout_seed(random_state):
+    """The integer seed of :func:`holdout_mask` (a hash of row indices, so it needs a number, not a stream):
+    an int as given, ``None`` as 0 (the split stays reproducible), a ``RandomState`` or ``Generator`` draws one."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**32))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2**32))
+    return int(random_state)
+
+
 class _RidgeBase(VersionedPickleMixin, BaseEstimator):
     _task = "regression"
+
+    # scikit-learn's declarative checks, run by ``_validate_params`` at fit; what a constraint cannot say
+    # (every α finite and >= 0) is checked in :meth:`_checked_alphas`.
+    _parameter_constraints = {
+        "alphas": ["array-like", Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "refit": ["boolean"],
+        "split_every": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state", np.random.Generator],
+    }
 
     def __init__(self, alphas=(1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3), *, fit_intercept=True,
                  validation_fraction=0.2, refit=True, split_every=8, random_state=0):
@@ -525,14 +559,9 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         pass over the blocks, so a NaN or inf anywhere is a ``ValueError``
         after that pass, not a silent NaN model.
         """
-        alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
-        if alphas.ndim != 1 or not len(alphas) or (alphas < 0).any():
-            raise ValueError(f"alphas must be a non-empty 1-D sequence of non-negative numbers; got {self.alphas!r}")
-        if not (0.0 < float(self.validation_fraction) < 1.0):
-            raise ValueError(f"validation_fraction must be in (0, 1); got {self.validation_fraction!r}")
+        self._validate_params()
+        alphas = self._checked_alphas()
         split_every = int(self.split_every)
-        if split_every < 2:
-            raise ValueError(f"split_every must be >= 2; got {self.split_every!r}")
         X, y = self._validate_fit(X, y)
         X_val, y_val = self._validate_validation(X_val, y_val, y)
         encode = self._encoder(y)
@@ -540,7 +569,7 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         select = len(alphas) > 1
         holdout = None
         if select and X_val is None:
-            holdout = (float(self.validation_fraction), int(self.random_state or 0))
+            holdout = (float(self.validation_fraction), _holdout_seed(self.random_state))
         enc = blocks.ship(encode)
         triple = blocks.reduce(blocks.map(_block_moments, enc, bool(self.fit_intercept), holdout),
                                _combine_blocks, split_every)
@@ -564,6 +593,8 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
                                  f"no validation rows out of n_samples={blocks.n}; raise validation_fraction or "
                                  "pass X_val, y_val")
             errors = tot[:-3] / n_val
+            if not np.isfinite(errors).all():  # inputs and α are finite, so this would be a bug: never pick from NaN
+                raise FloatingPointError(f"non-finite validation errors {errors.tolist()} for alphas {alphas.tolist()}")
             best = int(np.flatnonzero(errors == errors.min())[np.argmax(alphas[errors == errors.min()])])
         else:
             best = 0
@@ -579,6 +610,17 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         self.n_train_ = int(train.n)
         self._set_output_shape(y)
         return self
+
+    def _checked_alphas(self):
+        try:
+            alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"The 'alphas' parameter of {type(self).__name__} must be a number or a sequence of "
+                             f"numbers; got {self.alphas!r}") from exc
+        if alphas.ndim != 1 or not len(alphas) or not np.isfinite(alphas).all() or (alphas < 0).any():
+            raise ValueError(f"The 'alphas' parameter of {type(self).__name__} must be a non-empty 1-D sequence of "
+                             f"finite non-negative numbers; got {self.alphas!r}")
+        return alphas
 
     def _set_output_shape(self, y):
         self._1d = y.ndim == 1

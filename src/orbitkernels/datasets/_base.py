@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pooch
 
+from ..utils.errors import UserError
 from ..utils.progress import is_quiet
 
 __all__ = [
@@ -42,7 +43,7 @@ ENV_VAR = "ORBITKERNELS_DATA"
 _CHUNK = 1 << 20
 
 
-class DatasetNotFoundError(FileNotFoundError):
+class DatasetNotFoundError(FileNotFoundError, UserError):
     """The files of a dataset are not in the data folder and could not be downloaded.
 
     Attributes ``dataset``, ``data_home``, ``missing`` (file names) and ``urls``
@@ -57,7 +58,7 @@ class DatasetNotFoundError(FileNotFoundError):
         self.urls = tuple(urls)
 
 
-class DatasetChecksumError(ValueError):
+class DatasetChecksumError(ValueError, UserError):
     """A data file's checksum differs from the known one; the file was not read."""
 
     def __init__(self, message, *, path=None, expected=(), actual=None):
@@ -67,7 +68,7 @@ class DatasetChecksumError(ValueError):
         self.actual = actual
 
 
-class DatasetFormatError(ValueError):
+class DatasetFormatError(ValueError, UserError):
     """A data file passed its checksum (or has none) but its content is not as expected."""
 
 
@@ -281,6 +282,14 @@ def resolve(name, data_home=None, *, download=True, forms=("converted", "canonic
 
     info = (REGISTRY if registry is None else registry)[name]
     home, origin = _data_home_and_origin(data_home)
+    # A folder (or anything but a regular file) with a data file's name is a mistake to report, not a reason
+    # to look further, let alone to download over it.
+    for f in (*info.converted, *info.canonical):
+        path = home / f.name
+        if path.exists() and not path.is_file():
+            what = "a folder" if path.is_dir() else "not a regular file"
+            raise DatasetFormatError(f"{str(path)!r} is {what}, not the {info.title} file {f.name}; move it away "
+                                     "or put the file itself there")
     for form in forms:
         files = info.files(form)
         if files and all((home / f.name).is_file() for f in files):
@@ -346,9 +355,19 @@ def expect(condition, message):
         raise DatasetFormatError(message)
 
 
-def check_array(arr, name, *, ndim=None, shape=None, dtype=None, source=""):
-    """Structural check of one loaded array (dimension, trailing shape, dtype)."""
+_KINDS = {"number": "biuf", "float": "f", "integer": "iu", "string": "US"}
+
+
+def check_array(arr, name, *, ndim=None, shape=None, dtype=None, source="", kind=None, finite=None,
+                low=None, high=None):
+    """Structural check of one loaded array (dimension, trailing shape, dtype, kind of values, range).
+
+    ``kind`` is "number", "float", "integer" or "string"; ``finite`` (default: True for numbers) refuses
+    NaN and inf; ``low`` / ``high`` bound the values. Every failure is a :class:`DatasetFormatError`
+    naming the field and the file.
+    """
     where = f" in {source}" if source else ""
+    arr = np.asarray(arr)
     if ndim is not None:
         expect(arr.ndim == ndim, f"{name}{where} should be {ndim}-D; got shape {arr.shape}")
     if shape is not None:
@@ -357,4 +376,35 @@ def check_array(arr, name, *, ndim=None, shape=None, dtype=None, source=""):
                    f"{name}{where} should have shape {tuple('n' if s is None else s for s in shape)}; got {arr.shape}")
     if dtype is not None:
         expect(arr.dtype == np.dtype(dtype), f"{name}{where} should have dtype {np.dtype(dtype)}; got {arr.dtype}")
+    if kind is not None:
+        expect(arr.dtype.kind in _KINDS[kind], f"{name}{where} should hold {kind} values; got dtype {arr.dtype}")
+    if finite is None:
+        finite = arr.dtype.kind in "fc"
+    if finite and arr.dtype.kind in "fc":
+        bad = arr.size - int(np.count_nonzero(np.isfinite(arr)))
+        expect(not bad, f"{name}{where} holds {bad} NaN or infinite value(s) (first at index "
+                        f"{tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0]) if bad else ()})")
+    if arr.size and (low is not None or high is not None):
+        lo, hi = arr.min(), arr.max()
+        expect((low is None or lo >= low) and (high is None or hi <= high),
+               f"{name}{where} should hold values in [{low}, {high}]; got values from {lo} to {hi}")
     return arr
+
+
+def as_numbers(value, name, source, dtype=np.float64, **checks):
+    """``value`` (e.g. a MATLAB variable) as a ``dtype`` array, checked by :func:`check_array`; text or
+    objects that are not numbers are a :class:`DatasetFormatError` naming the field and the file."""
+    arr = np.asarray(value)
+    expect(arr.dtype.kind in "biuf", f"{name} in {source} should hold numbers; got dtype {arr.dtype}")
+    return check_array(arr.astype(dtype, copy=False), name, source=source, **checks)
+
+
+def expect_records(dataset, field, n, source):
+    """Refuse a file whose ``field`` holds another number of records than the published dataset has
+    (:data:`~orbitkernels.datasets._registry.EXPECTED_RECORDS`): a truncated archive, or another release."""
+    from . import _registry
+
+    want = _registry.EXPECTED_RECORDS.get(dataset, {}).get(field)
+    expect(want is None or n == want,
+           f"{source}: {field} holds {n} records but the published dataset has {want}; the file is truncated, "
+           "incomplete or another release. Replace it (or delete it and load with download=True)")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ._base import DataFile, DatasetInfo
 
-__all__ = ["REGISTRY"]
+__all__ = ["EXPECTED_RECORDS", "REGISTRY"]
 
 _MNIST_MIRROR = "https://ossci-datasets.s3.amazonaws.com/mnist/"  # torchvision's mirror of LeCun's files
 
@@ -127,4 +127,18 @@ REGISTRY: dict[str, DatasetInfo] = {
             "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
         ),),
     ),
+}
+
+
+#: Records in each part of the published datasets (both forms: original files and this project's conversion).
+#: A file that passes its checksum (or has none) but holds another number of records is truncated or another
+#: release: the loaders raise :class:`DatasetFormatError` rather than return a silently smaller dataset.
+#: Tests that build small stand-in files replace these counts with the stand-ins' own.
+EXPECTED_RECORDS: dict[str, dict[str, int]] = {
+    "mnist": {"x_train": 60000, "x_test": 10000},
+    "rotated_mnist": {"train_valid": 12000, "test": 50000},
+    "qm7": {"molecules": 7165},
+    "fsdd": {"recordings": 3000},
+    "lingspam": {"messages": 2893},
+    "cifar10": {"train": 50000, "test": 10000},
 }

@@ -16,6 +16,12 @@ def _entry_status(info, home, verify):
         "name": info.name, "title": info.title, "data_home": str(home), "form": form, "files": found,
         "missing": [], "verified": None, "status": "", "urls": urls, "reference": info.reference, "note": "",
     }
+    blocked = [d.name for f in ("converted", "canonical") for d in info.files(f)
+               if (home / d.name).exists() and not (home / d.name).is_file()]
+    if blocked:  # a folder named like a data file: loading refuses it, so say so here too
+        entry["status"] = "not a file"
+        entry["note"] = f"{', '.join(blocked)} in {home} is a folder (or not a regular file); move it away"
+        return entry
     if form is None:
         entry["missing"] = [d.name for d in (info.converted or info.canonical) if not (home / d.name).is_file()]
         alternatives = " or ".join(

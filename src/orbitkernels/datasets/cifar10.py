@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._base import DatasetChecksumError, DatasetFormatError, expect, resolve
+from ._base import DatasetChecksumError, DatasetFormatError, expect, expect_records, resolve
 from ._formats import read_archive, restricted_loads
 
 __all__ = ["CIFAR10_CLASSES", "load_cifar10"]
@@ -75,6 +75,8 @@ def load_cifar10(data_home=None, download=True) -> Bunch:
     x_train = np.concatenate([parts[b][0] for b in _BATCHES[:5]])
     y_train = np.concatenate([parts[b][1] for b in _BATCHES[:5]])
     x_test, y_test = parts["test_batch"]
+    expect_records("cifar10", "train", len(x_train), str(path))
+    expect_records("cifar10", "test", len(x_test), str(path))
     return Bunch(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, target_names=CIFAR10_CLASSES,
                  source=_ARCHIVE,
                  description=_DESCRIPTION.format(path=path, n_train=len(x_train), n_test=len(x_test)))

@@ -7,7 +7,7 @@ import re
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._base import DatasetFormatError, check_array, expect, load_npz, resolve
+from ._base import DatasetFormatError, check_array, expect, expect_records, load_npz, resolve
 from ._formats import read_archive
 
 __all__ = ["load_fsdd", "fsdd_split"]
@@ -36,10 +36,11 @@ def _read_npz(path):
     lengths = check_array(a["lengths"], "lengths", ndim=1, shape=(n,), source=src)
     expect(np.issubdtype(lengths.dtype, np.integer) and lengths.min(initial=1) >= 1
            and lengths.max(initial=0) <= w.shape[1], f"{src}: lengths must be integers in [1, {w.shape[1]}]")
-    for key in ("digit", "speaker", "index"):
-        check_array(a[key], key, ndim=1, shape=(n,), source=src)
-    expect(a["sample_rate"].shape == () and np.issubdtype(a["sample_rate"].dtype, np.integer),
-           f"{src}: sample_rate should be an integer scalar")
+    check_array(a["digit"], "digit", ndim=1, shape=(n,), source=src, kind="integer", low=0, high=9)
+    check_array(a["index"], "index", ndim=1, shape=(n,), source=src, kind="integer", low=0, high=49)
+    check_array(a["speaker"], "speaker", ndim=1, shape=(n,), source=src, kind="string")
+    expect(a["sample_rate"].shape == () and np.issubdtype(a["sample_rate"].dtype, np.integer)
+           and int(a["sample_rate"]) > 0, f"{src}: sample_rate should be a positive integer scalar")
     return Bunch(waveforms=w, lengths=lengths.astype(np.int32), digit=a["digit"].astype(np.uint8),
                  speaker=a["speaker"].astype(str), index=a["index"].astype(np.int16),
                  sample_rate=int(a["sample_rate"]))
@@ -104,6 +105,7 @@ def load_fsdd(data_home=None, download=True) -> Bunch:
     else:
         bunch, source = _read_archive(found[_ARCHIVE]), _ARCHIVE
     expect(bunch.digit.max(initial=0) <= 9, f"{source}: digits must be 0-9")
+    expect_records("fsdd", "recordings", len(bunch.digit), str(found[source]))
     speakers = sorted(set(bunch.speaker.tolist()))
     bunch.source = source
     bunch.description = _DESCRIPTION.format(source=source, n=len(bunch.digit), n_speakers=len(speakers),

@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from ._base import DatasetFormatError, check_array, expect, load_npz, resolve
+from ._base import DatasetFormatError, check_array, expect, expect_records, load_npz, resolve
 from ._formats import read_archive
 
 __all__ = ["LINGSPAM_VERSIONS", "load_lingspam"]
@@ -48,7 +48,7 @@ def _read_npz(path, version):
     if version == "bare":
         keys += ["bare_counts_data", "bare_counts_indices", "bare_counts_indptr", "bare_counts_shape", "bare_vocab"]
     a = load_npz(path, keys)
-    label = check_array(a["label"], "label", ndim=1, source=src)
+    label = check_array(a["label"], "label", ndim=1, source=src, kind="integer")
     n = len(label)
     raw = check_array(a[f"text_{version}_bytes"], f"text_{version}_bytes", ndim=1, dtype=np.uint8, source=src)
     off = check_array(a[f"text_{version}_offsets"], f"text_{version}_offsets", ndim=1, shape=(n + 1,), source=src)
@@ -62,14 +62,15 @@ def _read_npz(path, version):
         vocab = check_array(a["bare_vocab"], "bare_vocab", ndim=1, source=src).astype(str)
         expect(shape == (n, len(vocab)), f"{src}: bare_counts_shape {shape} does not match {n} messages x "
                                          f"{len(vocab)} words")
+        check_array(a["bare_counts_data"], "bare_counts_data", ndim=1, source=src, kind="integer", low=0)
         try:
             counts = sp.csr_matrix((a["bare_counts_data"], a["bare_counts_indices"], a["bare_counts_indptr"]),
                                    shape=shape)
             counts.check_format(full_check=True)
         except ValueError as exc:
             raise DatasetFormatError(f"{src}: invalid CSR arrays bare_counts_*: {exc}") from exc
-    part = check_array(a["part"], "part", ndim=1, shape=(n,), source=src)
-    filename = check_array(a["filename"], "filename", ndim=1, shape=(n,), source=src)
+    part = check_array(a["part"], "part", ndim=1, shape=(n,), source=src, kind="integer")
+    filename = check_array(a["filename"], "filename", ndim=1, shape=(n,), source=src, kind="string")
     return texts, label.astype(np.uint8), part.astype(np.uint8), filename.astype(str), counts, vocab
 
 
@@ -121,6 +122,7 @@ def load_lingspam(data_home=None, version="bare", download=True) -> Bunch:
     else:
         source = _ARCHIVE
         texts, label, part, filename, counts, vocab = _read_archive(found[source], version)
+    expect_records("lingspam", "messages", len(texts), str(found[source]))
     expect(((part >= 1) & (part <= 10)).all(), f"{source}: parts must be 1-10")
     expect(((label == 0) | (label == 1)).all(), f"{source}: labels must be 0 (legitimate) or 1 (spam)")
     counts_note = "stored in lingspam.npz"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._base import check_array, expect, load_npz, resolve
+from ._base import check_array, expect, expect_records, load_npz, resolve
 from ._formats import read_idx
 
 __all__ = ["load_mnist"]
@@ -33,6 +33,7 @@ def _check_mnist(arrays, source):
         check_array(y, f"y_{split}", ndim=1, dtype=np.uint8, source=source)
         expect(len(x) == len(y), f"{source}: x_{split} has {len(x)} images but y_{split} has {len(y)} labels")
         expect(y.size == 0 or int(y.max()) <= 9, f"{source}: y_{split} holds labels above 9 (max {y.max()})")
+        expect_records("mnist", f"x_{split}", len(x), source)
 
 
 def load_mnist(data_home=None, download=True) -> Bunch:
@@ -75,6 +76,6 @@ def load_mnist(data_home=None, download=True) -> Bunch:
     else:
         arrays = {key: read_idx(found[name]) for key, name in _IDX_FILES.items()}
         source = "idx"
-    _check_mnist(arrays, source)
+    _check_mnist(arrays, ", ".join(str(p) for p in found.paths.values()))  # errors name the files read
     return Bunch(**arrays, source=source, files=[str(p) for p in found.paths.values()],
                  description=DESCRIPTION.format(source=", ".join(found.paths)))

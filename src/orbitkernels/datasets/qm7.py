@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ..utils.validation import check_int
-from ._base import DatasetFormatError, check_array, expect, load_npz, resolve
+from ._base import DatasetFormatError, as_numbers, check_array, expect, expect_records, load_npz, resolve
 
 __all__ = ["BOHR_IN_ANGSTROM", "coulomb_matrices", "load_qm7", "qm7_fold_indices"]
 
@@ -148,10 +148,9 @@ def _read_npz(path):
     a = load_npz(path, ("R", "Z", "T"))
     src = str(path)
     Z = check_array(a["Z"], "Z", ndim=2, dtype=np.uint8, source=src)
-    R = check_array(a["R"], "R", ndim=3, shape=(len(Z), Z.shape[1], 3), source=src)
-    T = check_array(a["T"], "T", ndim=1, shape=(len(Z),), source=src)
-    expect(np.issubdtype(R.dtype, np.floating) and np.issubdtype(T.dtype, np.floating),
-           f"{src}: R and T should be floating point; got {R.dtype}, {T.dtype}")
+    expect_records("qm7", "molecules", len(Z), src)
+    R = check_array(a["R"], "R", ndim=3, shape=(len(Z), Z.shape[1], 3), source=src, kind="float", finite=True)
+    T = check_array(a["T"], "T", ndim=1, shape=(len(Z),), source=src, kind="float", finite=True)
     unit = _length_unit(Z, R, src)
     expect(unit == "angstrom", f"{src}: R should be in angstrom but its bond lengths are in Bohr")
     return R.astype(np.float64), Z, T.astype(np.float64), None, None
@@ -167,15 +166,17 @@ def _read_mat(path):
         raise DatasetFormatError(f"cannot read {src!r} as a MATLAB file: {type(exc).__name__}: {exc}") from exc
     missing = [k for k in ("X", "T", "P", "Z", "R") if k not in mat]
     expect(not missing, f"{src} lacks the variables {missing} (expected X, T, P, Z, R)")
-    Zraw = check_array(np.asarray(mat["Z"]), "Z", ndim=2, source=src)
+    # every variable: numbers (not text), finite, of the shape the others imply
+    Zraw = as_numbers(mat["Z"], "Z", src, ndim=2, low=0, high=255)
     n, a = Zraw.shape
-    expect(np.isfinite(Zraw).all() and (Zraw >= 0).all() and np.array_equal(Zraw, np.round(Zraw))
-           and Zraw.max() < 256, f"{src}: Z should hold whole nuclear charges 0-255")
+    expect(np.array_equal(Zraw, np.round(Zraw)), f"Z in {src} should hold whole nuclear charges 0-255")
+    expect_records("qm7", "molecules", n, src)
     Z = Zraw.astype(np.uint8)
-    R = check_array(np.asarray(mat["R"], dtype=np.float64), "R", shape=(n, a, 3), ndim=3, source=src)
-    T = np.asarray(mat["T"], dtype=np.float64).ravel()
-    expect(T.shape == (n,), f"{src}: T should hold {n} energies; got shape {mat['T'].shape}")
-    X = check_array(np.asarray(mat["X"], dtype=np.float64), "X", ndim=3, shape=(n, a, a), source=src)
+    R = as_numbers(mat["R"], "R", src, shape=(n, a, 3), ndim=3)
+    T = as_numbers(mat["T"], "T", src).ravel()
+    expect(T.shape == (n,), f"T in {src} should hold {n} energies; got shape {np.shape(mat['T'])}")
+    X = as_numbers(mat["X"], "X", src, ndim=3, shape=(n, a, a))
+    P = as_numbers(mat["P"], "P", src, ndim=2)
     # qm7.mat stores R in Bohr (quantum-machine.org); we check rather than assume, and return angstrom.
     unit = _length_unit(Z, R, src)
     R_bohr = R if unit == "bohr" else R / BOHR_IN_ANGSTROM
@@ -184,7 +185,7 @@ def _read_mat(path):
     if err > 1e-3:
         warnings.warn(f"{src}: the stored Coulomb matrices X differ from those computed from Z and R "
                       f"(max relative difference {err:.2e}); X is returned as stored", stacklevel=3)
-    return R_bohr * BOHR_IN_ANGSTROM, Z, T, X, mat["P"]
+    return R_bohr * BOHR_IN_ANGSTROM, Z, T, X, P
 
 
 def load_qm7(data_home=None, download=True, n_folds=5, random_state=0) -> Bunch:

@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ..utils.validation import check_int, check_random_state
-from ._base import DatasetFormatError, expect, get_data_home, resolve
+from ._base import DatasetFormatError, expect, expect_records, get_data_home, resolve
 from ._formats import archive_errors, iter_archive, read_amat
 from .mnist import load_mnist
 
@@ -177,6 +177,7 @@ def _read_official(path):
     for kind, table in tables.items():
         where = f"{path} ({kind}.amat)"
         expect(table.shape[1] == 785, f"{where}: rows should hold 784 pixels and a label; got {table.shape[1]} columns")
+        expect_records("rotated_mnist", kind, len(table), where)
         x, y = table[:, :784], table[:, 784]
         expect(np.isfinite(x).all() and x.min() >= 0 and x.max() <= 1,
                f"{where}: pixel values outside [0, 1] (min {x.min()}, max {x.max()})")

@@ -1,9 +1,11 @@
 """Reproductions of the three papers, one module per paper.
 
 Each module exposes ``EXPERIMENTS``: a mapping from an experiment name to a
-function ``run(quick=False, out_dir=None, resume=True, seed=0) -> dict`` that
+function ``run(quick=False, out_dir=None, resume=True, seed=0, download=False) -> dict`` that
 writes ``results/<paper>/<name>.json`` (and a PNG beside it) through
 :class:`orbitkernels.experiments._runner.ExperimentRun`, and returns the result.
+``download=True`` lets the dataset loaders fetch missing files; by default nothing
+touches the network and a missing dataset raises ``DatasetNotFoundError``.
 """
 from __future__ import annotations
 

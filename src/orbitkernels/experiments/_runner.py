@@ -7,20 +7,60 @@ already finished. :meth:`ExperimentRun.finish` writes the final
 ``results/<paper>/<name>.json`` with the configuration, seeds, library version,
 wall time, every plotted number and the ``headline`` cells, then removes the
 partial file.
+
+Stored cells are reused only when the file that holds them was made with the same
+configuration *and* the same library version: a number is never re-stamped with
+a version that did not compute it. One line on stderr says what was kept and
+what is recomputed, and why.
 """
 from __future__ import annotations
 
 import json
 import os
 import platform
+import sys
+import tempfile
 import time
-import warnings
 from pathlib import Path
 
 from .._version import __version__
+from ..utils.errors import UserError
 from ..utils.io import NumpyJSONEncoder, atomic_write_json, read_json
 
-__all__ = ["ExperimentRun", "default_results_dir", "headline"]
+__all__ = ["ExperimentRun", "StoredCellError", "default_results_dir", "headline"]
+
+
+class StoredCellError(KeyError, UserError):
+    """A cell read back from a results file lacks what the experiment needs (the file was edited or is damaged)."""
+
+    def __str__(self):  # KeyError would print the repr of the message
+        return str(self.args[0]) if self.args else ""
+
+
+class _StoredDict(dict):
+    """A stored cell (or a part of one): a missing key names the file and the cell instead of a bare KeyError."""
+
+    __slots__ = ("_where",)
+
+    def __missing__(self, key):
+        raise StoredCellError(f"{self._where} has no {key!r}: the stored cell is malformed (edited or damaged). "
+                              "Delete that file or run again with --no-resume to recompute it")
+
+
+def _stored(value, where):
+    """``value`` with every dict inside it a :class:`_StoredDict` that knows ``where`` it was read from."""
+    if isinstance(value, dict):
+        out = _StoredDict((k, _stored(v, f"{where}[{k!r}]")) for k, v in value.items())
+        out._where = where
+        return out
+    if isinstance(value, list):
+        return [_stored(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def _say(message):
+    # stderr: stdout may carry --json output
+    print(message, file=sys.stderr, flush=True)
 
 
 def default_results_dir() -> Path:
@@ -75,34 +115,65 @@ class ExperimentRun:
         self.path = root / paper / f"{stem}.json"
         self.partial_path = root / paper / f"{stem}.partial.json"
         self.figure_path = self.path.with_suffix(".png")
+        # now, not after the first (possibly hours long) cell: a results folder that cannot be made fails at once
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._t0 = time.perf_counter()
         self._elapsed_before = 0.0
         self.cells = {}
         self.n_resumed = 0
-        if resume and self.partial_path.exists():
+        self.resumed_from = None
+        if resume:
+            self._resume()
+
+    def _previous_state(self):
+        """``(path, state)`` of the file to resume from: the partial file, else the finished one; ``(None, None)``."""
+        for path, kind in ((self.partial_path, "partial"), (self.path, "finished")):
+            if not path.exists():
+                continue
             try:
-                state = read_json(self.partial_path)
+                state = read_json(path)
             except (OSError, ValueError) as exc:
-                warnings.warn(f"ignoring unreadable partial results {self.partial_path}: {exc}")
-                state = None
-            if state is not None and _canonical(state.get("config")) == _canonical(self.config):
-                self.cells = state.get("cells", {})
-                self._elapsed_before = float(state.get("wall_time_s", 0.0))
-                self.n_resumed = len(self.cells)
-            elif state is not None:
-                warnings.warn(f"{self.partial_path} was made with another configuration; starting afresh")
-        elif resume and self.path.exists():
-            # A finished run keeps its cells: running it again re-renders the file and the figure
-            # (e.g. after a change to the headline or the plot) without recomputing anything.
-            try:
-                state = read_json(self.path)
-            except (OSError, ValueError):
-                state = None
-            if (isinstance(state, dict) and isinstance(state.get("cells"), dict)
-                    and _canonical(state.get("config")) == _canonical(self.config)):
-                self.cells = state["cells"]
-                self._elapsed_before = float(state.get("wall_time_s", 0.0))
-                self.n_resumed = len(self.cells)
+                _say(f"{self.paper}/{self.path.stem}: cannot read the {kind} results {path} ({exc}); "
+                     "recomputing every cell")
+                return None, None
+            return path, state
+        return None, None
+
+    def _resume(self):
+        path, state = self._previous_state()
+        if path is None:
+            return
+        label = f"{self.paper}/{self.path.stem}"
+        cells = state.get("cells") if isinstance(state, dict) else None
+        if isinstance(state, dict) and not cells and isinstance(state.get("data"), dict):
+            cells = state["data"].get("cells")  # older finished files kept their cells under data only
+        if not isinstance(cells, dict) or not cells:
+            if cells is not None and not isinstance(cells, dict):
+                _say(f"{label}: the cells stored in {path} are malformed (not a mapping); recomputing every cell")
+            return
+        version = state.get("library_version")
+        if _canonical(state.get("config")) != _canonical(self.config):
+            _say(f"{label}: {path} was made with another configuration; its {len(cells)} cells are not reused, "
+                 "recomputing every cell")
+            return
+        if version != __version__:
+            made = f"orbitkernels {version}" if version else "an unknown orbitkernels version"
+            _say(f"{label}: {path} was made by {made} (this is {__version__}); its {len(cells)} cells are not "
+                 "reused, recomputing every cell")
+            return
+        bad = [k for k in cells if not isinstance(k, str)]
+        if bad:  # JSON keys are always strings; anything else means the file was not written by this runner
+            _say(f"{label}: {path} holds malformed cell keys {bad[:3]}; recomputing every cell")
+            return
+        self.cells = {k: _stored(v, f"cell {k!r} of {path}") for k, v in cells.items()}
+        try:
+            self._elapsed_before = float(state.get("wall_time_s", 0.0))
+        except (TypeError, ValueError):
+            self._elapsed_before = 0.0
+        self.n_resumed = len(self.cells)
+        self.resumed_from = path
+        _say(f"{label}: kept {self.n_resumed} finished cells from {path} (same configuration, orbitkernels "
+             f"{__version__}); any other cell is computed")
 
     # -- cells -------------------------------------------------------------
     @staticmethod
@@ -130,7 +201,8 @@ class ExperimentRun:
     def _save_partial(self):
         atomic_write_json(
             self.partial_path,
-            {"config": self.config, "cells": self.cells, "wall_time_s": self.wall_time()},
+            {"config": self.config, "library_version": __version__, "cells": self.cells,
+             "wall_time_s": self.wall_time()},
         )
 
     def wall_time(self) -> float:
@@ -143,8 +215,7 @@ class ExperimentRun:
         ``figure`` is a callable ``figure(path)`` that saves the PNG.
         """
         if figure is not None:
-            self.figure_path.parent.mkdir(parents=True, exist_ok=True)
-            figure(self.figure_path)
+            self._write_figure(figure)
         result = {
             "paper": self.paper,
             "experiment": self.name,
@@ -163,6 +234,23 @@ class ExperimentRun:
             "figure": self.figure_path.name if figure is not None else None,
         }
         atomic_write_json(self.path, result)
-        if self.partial_path.exists():
-            self.partial_path.unlink()
+        if self.n_resumed:
+            _say(f"{self.paper}/{self.path.stem}: {self.n_resumed} cells kept from {self.resumed_from}, "
+                 f"{len(self.cells) - self.n_resumed} computed now; wrote {self.path}")
+        # Idempotent: another process finishing the same experiment may have removed it already.
+        self.partial_path.unlink(missing_ok=True)
         return result
+
+    def _write_figure(self, figure):
+        """``figure(path)`` into a temporary file of the same folder, then renamed over the PNG: two runs
+        finishing at once never leave a half-written figure, and a failed plot leaves the old one."""
+        folder = self.figure_path.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{self.figure_path.stem}.", suffix=self.figure_path.suffix)
+        os.close(fd)
+        try:
+            figure(Path(tmp))
+            os.replace(tmp, self.figure_path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)

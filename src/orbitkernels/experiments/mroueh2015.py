@@ -1,6 +1,7 @@
 """Reproduction of Mroueh, Voinea & Poggio (2015), *Learning with Group Invariant Features: A Kernel Perspective*.
 
-Experiments (``EXPERIMENTS[name](quick=False, out_dir=None, resume=True, seed=0)``):
+Experiments (``EXPERIMENTS[name](quick=False, out_dir=None, resume=True, seed=0, download=False)``;
+``download`` lets the loaders fetch missing data files, otherwise nothing touches the network):
 
 ``xperm``     Figure 1: RLS and 1-NN sample complexity on the exact Xperm set
               (all 8^5 sequences, S_5 acting on positions): Raw, Bag-of-Words, the
@@ -162,7 +163,7 @@ def _orbit_features(K):
     return V[:, keep] * np.sqrt(evals[keep])
 
 
-def run_xperm(quick=False, out_dir=None, resume=True, seed=0):
+def run_xperm(quick=False, out_dir=None, resume=True, seed=0, download=False):
     """Figure 1: sample complexity on Xperm (RLS and 1-NN)."""
     from ..datasets import bag_of_words, make_xperm
 
@@ -358,10 +359,10 @@ def _cdf_multi(est, X, bins_list, n_templates=None):
     return out
 
 
-def _load_mnist_arrays(cfg, seed):
+def _load_mnist_arrays(cfg, seed, download=False):
     from ..datasets import load_mnist
 
-    b = load_mnist(download=False)
+    b = load_mnist(download=download)
     rng = np.random.default_rng([seed, 1])
     pool = _stratified(b.y_train.astype(int), cfg["pool_per_class"], rng)
     Xtr = b.x_train[pool].reshape(len(pool), -1).astype(np.float32) / 255.0
@@ -379,7 +380,7 @@ def _gram_blocks(F_train, F_test):
     return Ktr, Kte
 
 
-def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
+def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
     """Figure 2: MNIST with local rotation and translation invariance."""
     cfg = MNIST_QUICK if quick else MNIST_FULL
     cfg = {k: (dict(v) if isinstance(v, dict) else v) for k, v in cfg.items()}
@@ -391,7 +392,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
                lambda_selection="exact leave-one-out when min(N, D) <= 3000, else 80/20 hold-out (GURLS-style) "
                                 "with one Cholesky per λ, then refit on all training points")
     run = ExperimentRun(PAPER, "mnist", cfg, out_dir=out_dir, quick=quick, resume=resume)
-    Xtr, ytr, Xte, yte = _load_mnist_arrays(cfg, seed)
+    Xtr, ytr, Xte, yte = _load_mnist_arrays(cfg, seed, download)
     group = mnist_group()
     classes = list(range(10))
     G = cfg["n_group_samples"]
@@ -607,12 +608,12 @@ SPEECH_QUICK = dict(decimate=4, n_samples=512, templates=[1, 4], bins=[5, 25], n
                     rate_range=[0.5, 2.0], max_per_speaker_digit=2)
 
 
-def _speech_arrays(cfg):
+def _speech_arrays(cfg, download=False):
     import scipy.signal
 
     from ..datasets import fsdd_split, load_fsdd
 
-    b = load_fsdd(download=False)
+    b = load_fsdd(download=download)
     keep = np.arange(len(b.digit))
     if cfg.get("max_per_speaker_digit"):
         keep = keep[b.index[keep] < cfg["max_per_speaker_digit"]]
@@ -635,7 +636,7 @@ def speech_group(n_samples, cents=400.0, rate_range=(0.5, 2.0), n_fft=256):
                                                                            n_fft=min(n_fft, n_samples))
 
 
-def run_speech(quick=False, out_dir=None, resume=True, seed=0):
+def run_speech(quick=False, out_dir=None, resume=True, seed=0, download=False):
     """Figure 3 (Speaker panel) on FSDD: accuracy against templates for 5/25/100 bins, unseen speakers."""
     cfg = dict(SPEECH_QUICK if quick else SPEECH_FULL)
     cfg.update(seed=seed, dataset="FSDD v1.0.10 (stand-in for TIDIGITS, which is licensed)",
@@ -647,7 +648,7 @@ def run_speech(quick=False, out_dir=None, resume=True, seed=0):
                split="fixed unseen-speaker split: test = recordings of test_speakers, train = the other speakers",
                gender_panel="not reproducible: all six FSDD speakers are male")
     run = ExperimentRun(PAPER, "speech", cfg, out_dir=out_dir, quick=quick, resume=resume)
-    W, y, tr, te, rate, speakers = _speech_arrays(cfg)
+    W, y, tr, te, rate, speakers = _speech_arrays(cfg, download)
     classes = list(range(10))
     group = speech_group(cfg["n_samples"], cfg["pitch_cents"], tuple(cfg["rate_range"]))
     m_max = max(cfg["templates"])
@@ -815,7 +816,7 @@ def _slope(xs, ys):
     return float(np.polyfit(lx, ly, 1)[0])
 
 
-def run_theorems(quick=False, out_dir=None, resume=True, seed=0):
+def run_theorems(quick=False, out_dir=None, resume=True, seed=0, download=False):
     """Theorem 1 scatter with the Eq. 3 bounds; Theorem 2 error decay in m, |G| and n."""
     cfg = dict(THEO_QUICK if quick else THEO_FULL)
     cfg.update(seed=seed)

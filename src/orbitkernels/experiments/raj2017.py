@@ -24,11 +24,12 @@ from ..groups import (CoulombPermutation, ImageRotation, ImageScaling, ImageTran
                       Uniform, VonMises)
 from ..groups.polar import PolarRotation
 from ..kernels import HaarKernel
+from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
 from ._common import PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices
 from ._raj_eval import (holdout_select, inner_cv_select, loo_select, median_sq_dist, one_hot,
                         regression_scores, second_layer)
-from ._runner import ExperimentRun, _canonical, headline
+from ._runner import ExperimentRun, headline
 from .report import paper_folder, write_page
 
 PAPER = "raj2017"
@@ -162,25 +163,17 @@ QM7_BEYOND = {
 def _pick_config(experiment, quick, config):
     name = "quick" if quick else (config or os.environ.get("ORBITKERNELS_RAJ2017_CONFIG") or "reduced")
     if name not in CONFIGS[experiment]:
-        raise ValueError(f"unknown configuration {name!r} for {experiment}; choose one of {sorted(CONFIGS[experiment])}")
+        # a user's setting (often $ORBITKERNELS_RAJ2017_CONFIG): one error line at the CLI, not a traceback
+        raise ConfigurationError(f"unknown configuration {name!r} for {experiment}; choose one of "
+                                 f"{sorted(CONFIGS[experiment])}")
     return name, dict(CONFIGS[experiment][name])
 
 
 def _experiment_run(name, config, out_dir, quick, resume):
-    """:class:`ExperimentRun` that, with ``resume``, also reuses the cells of a *finished* results file made with the
-    same configuration (no partial file left): re-running a finished experiment then only re-renders its summary,
-    notes and figure from the stored cells instead of recomputing them."""
-    run = ExperimentRun(PAPER, name, config, out_dir=out_dir, quick=quick, resume=resume)
-    if resume and not run.cells and run.path.exists():
-        try:
-            old = json.loads(run.path.read_text())
-        except (OSError, ValueError):
-            old = None
-        if old and _canonical(old.get("config")) == _canonical(run.config):
-            run.cells = dict(old.get("data", {}).get("cells", {}))
-            run._elapsed_before = float(old.get("wall_time_s", 0.0))
-            run.n_resumed = len(run.cells)
-    return run
+    """:class:`ExperimentRun` of one Raj experiment. With ``resume`` it also reuses the cells of a *finished*
+    results file made with the same configuration and library version (the runner reads them), so re-running a
+    finished experiment only re-renders its summary, notes and figure from the stored cells."""
+    return ExperimentRun(PAPER, name, config, out_dir=out_dir, quick=quick, resume=resume)
 
 
 def _time_budget(cfg):
@@ -218,10 +211,10 @@ def _gicdf_data_side(X, train, group, r, m, n_bins, seed, chunk=64):
 class _QM7:
     """Feature computation with an in-memory cache for fold-independent maps (RF draws nothing from data)."""
 
-    def __init__(self, cfg, seed):
+    def __init__(self, cfg, seed, download=False):
         from ..datasets import load_qm7
 
-        bunch = load_qm7(n_folds=cfg["n_folds"], random_state=cfg["fold_seed"])
+        bunch = load_qm7(n_folds=cfg["n_folds"], random_state=cfg["fold_seed"], download=download)
         X = bunch.X.reshape(len(bunch.X), -1)
         T = bunch.T
         folds = [np.asarray(f) for f in bunch.folds]
@@ -408,12 +401,12 @@ def _qm7_lambdas(cfg):
     return 10.0 ** np.arange(-14, 1e-9, step)
 
 
-def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None):
+def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
     """Table 1: RMSE (and MAE) on QM7 over five folds, hyper-parameters by inner CV on the training folds."""
     cname, cfg = _pick_config("qm7", quick, config)
     run = _experiment_run("qm7", {"configuration": cname, **cfg, "seed": seed,
                                   "lambdas": [float(v) for v in _qm7_lambdas(cfg)]}, out_dir, quick, resume)
-    data = _QM7(cfg, seed)
+    data = _QM7(cfg, seed, download)
     n_folds = cfg["n_folds"]
     plan = []
     for method in cfg["methods"]:
@@ -707,7 +700,7 @@ def _qm7_figure(rows, path, trials=None):
 
 
 # ------------------------------------------------------------------------------------ kernel approx
-def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=None):
+def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
     """Figure 1: normalised spectral / Frobenius error of the LGIKA-RF Gram matrix vs the number of features.
 
     The reference ("exact") kernel is :class:`HaarKernel` with r_exact = 70 Montavon permutations drawn once
@@ -717,7 +710,7 @@ def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=Non
 
     cname, cfg = _pick_config("kernel_approx", quick, config)
     run = _experiment_run("kernel_approx", {"configuration": cname, **cfg, "seed": seed}, out_dir, quick, resume)
-    bunch = load_qm7()
+    bunch = load_qm7(download=download)
     rng = np.random.RandomState(seed)
     idx = np.sort(rng.choice(len(bunch.T), cfg["n_molecules"], replace=False))
     X = bunch.X.reshape(len(bunch.X), -1)[idx].astype(np.float64)
@@ -984,7 +977,7 @@ def _image_figure(rows, title, path, paper_line):
     plt.close(fig)
 
 
-def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=None):
+def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
     """Table 2 on the REGENERATED Rotated MNIST (official files unavailable): 10k train, 2k validation, 50k test."""
     from ..datasets import load_rotated_mnist
 
@@ -992,7 +985,7 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
     run = _experiment_run("rotated_mnist", {"configuration": cname, **cfg, "seed": seed, "lambdas": _LAMBDAS},
                           out_dir, quick, resume)
     sizes = {k: cfg[k] for k in ("n_train", "n_valid", "n_test") if cfg[k]}
-    b = load_rotated_mnist(source="auto", random_state=0, **sizes)
+    b = load_rotated_mnist(source="auto", random_state=0, download=download, **sizes)
     X = np.concatenate([b.x_train, b.x_valid, b.x_test]).astype(np.float32)
     y = np.concatenate([b.y_train, b.y_valid, b.y_test]).astype(int)
     n1, n2 = len(b.x_train), len(b.x_train) + len(b.x_valid)
@@ -1052,7 +1045,7 @@ def cifar_group(cfg, image_shape=(32, 32, 3)):
             * ImageRotation(image_shape, angle=VonMises(cfg["kappa"])))
 
 
-def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, data=None, download=True):
+def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, data=None, download=False):
     """Table 3 (CIFAR-10). ``data``: a mapping like :func:`load_cifar10`'s result (the tests pass a tiny fake);
     otherwise the loader is called, and its clear error propagates when the archive is missing."""
     from ..datasets import load_cifar10

@@ -1,6 +1,7 @@
 """Reproduction of Teo, Globerson, Roweis & Smola (2007), *Convex Learning with Invariances* (NIPS), §5.
 
-Experiments (``EXPERIMENTS[name](quick=False, out_dir=None, resume=True, seed=0)``):
+Experiments (``EXPERIMENTS[name](quick=False, out_dir=None, resume=True, seed=0, download=False)``;
+``download`` lets the loaders fetch missing data files, otherwise nothing touches the network):
 
 ``mnist``  Figure 1: STD-SVM (:class:`sklearn.svm.SVC` on the originals), VIR-SVM (``SVC`` on the
            originals plus all 20 virtual samples) and Invar-SVM (:class:`~orbitkernels.models.InvariantSVC`,
@@ -210,7 +211,7 @@ def _mnist_fit_eval(method, X, y, Xte, yte, gamma, C, cfg, trans):
 METHODS = ("STD-SVM", "VIR-SVM", "Invar-SVM")
 
 
-def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
+def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
     """Figure 1: test error and support vectors of STD-, VIR- and Invar-SVM on MNIST."""
     from ..datasets import load_mnist
 
@@ -222,7 +223,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0):
                svm="sklearn SVC (libsvm, one-vs-one) for STD/VIR; InvariantSVC (multi-class, Gamma = 1, 0/1 "
                    "cost, column generation) for Invar")
     run = ExperimentRun(PAPER, "mnist", cfg, out_dir=out_dir, quick=quick, resume=resume)
-    b = load_mnist(download=False)
+    b = load_mnist(download=download)
     Xall = b.x_train.reshape(len(b.x_train), -1).astype(np.float64) / 255.0
     yall = b.y_train.astype(int)
     rng = np.random.default_rng([seed, 2007])
@@ -368,10 +369,10 @@ def mcnemar(correct_a, correct_b):
     return n01, n10, p
 
 
-def _spam_data(cfg, seed):
+def _spam_data(cfg, seed, download=False):
     from ..datasets import load_lingspam
 
-    b = load_lingspam(download=False)
+    b = load_lingspam(download=download)
     X = sp.csr_matrix(b.counts, dtype=np.float64)
     y = b.label.astype(int)
     part = b.part.astype(int)
@@ -413,7 +414,7 @@ def _spam_score(ev):
     return float(np.mean([v["accuracy"] for mode in ev.values() for v in mode.values()]))
 
 
-def run_spam(quick=False, out_dir=None, resume=True, seed=0):
+def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
     """Table 1: hinge / FDROP / FSCALE on Ling-Spam, clean and under the worst-case feature attack."""
     from ..models import InvariantLinearClassifier
 
@@ -426,7 +427,7 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0):
                tuning="per loss, the parameters with the best mean part-9 accuracy over clean and both "
                       "attacks on the attack_K grid")
     run = ExperimentRun(PAPER, "spam", cfg, out_dir=out_dir, quick=quick, resume=resume)
-    X, y, tr, va, te = _spam_data(cfg, seed)
+    X, y, tr, va, te = _spam_data(cfg, seed, download)
     grid = [("hinge", lam, 0, 0.0, 1.0) for lam in cfg["lams"]]
     grid += [("fdrop", lam, K, 0.0, 1.0) for lam in cfg["lams"] for K in cfg["fdrop_K"]]
     grid += [("fscale", lam, K, l, u) for lam in cfg["lams"] for K in cfg["fscale_K"] for l, u in cfg["fscale_lu"]]
