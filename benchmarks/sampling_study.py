@@ -174,11 +174,14 @@ def _plot(result, path):
     fig, axes = plt.subplots(1, len(panels) + 1, figsize=(4.5 * (len(panels) + 1), 3.6))
     for ax, key in zip(axes, panels):
         rows = result["full_rotation"][key]
-        for name in ("iid", "default", "grid-bilinear", "polar"):
+        styles = {"iid": ("o", "-"), "default": ("x", ":"), "grid-bilinear": ("o", "-"), "polar": ("o", "-")}
+        for name in ("iid", "grid-bilinear", "polar", "default"):  # the default (drawn last) runs on the polar grid
             sel = [x for x in rows if x["method"] == name]
             rs = sorted({x["r"] for x in sel})
             acc = [np.mean([x["accuracy"] for x in sel if x["r"] == r]) for r in rs]
-            ax.plot(rs, acc, marker="o", label=name)
+            marker, ls = styles[name]
+            ax.plot(rs, acc, marker=marker, ls=ls, color="k" if name == "default" else None,
+                    label="default = ImageRotation(shape)" if name == "default" else name)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("group samples r")
         ax.set_ylabel("rotated-test accuracy")
@@ -241,11 +244,15 @@ def main(argv=None):
     ap.add_argument("--parts", nargs="*", default=list(PARTS), choices=PARTS,
                     help="measurements to run (default: all); each writes <stem>_<part>.json")
     ap.add_argument("--combine-only", action="store_true", help="only merge existing part files")
+    ap.add_argument("--plot-only", action="store_true", help="only redraw <stem>.png from <stem>.json")
     args = ap.parse_args(argv)
     log = lambda row: print(json.dumps(row), flush=True)  # noqa: E731
     out = Path(args.out) / "sampling"
     out.mkdir(parents=True, exist_ok=True)
     stem = "sampling_quick" if args.quick else "sampling"
+    if args.plot_only:
+        _plot(json.loads((out / f"{stem}.json").read_text()), out / f"{stem}.png")
+        return
     for part in ([] if args.combine_only else args.parts):
         t0 = time.time()
         try:

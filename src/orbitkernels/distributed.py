@@ -37,19 +37,19 @@ from __future__ import annotations
 
 import sys
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     assert_all_finite, check_array, check_consistent_length, check_is_fitted, column_or_1d, validate_data,
 )
 
 from .utils.persistence import VersionedPickleMixin
+from .utils.validation import RANDOM_STATE_CONSTRAINT, StrictInterval, count_constraint
 
 __all__ = [
     "DistributedRidge",
@@ -478,12 +478,12 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
     # scikit-learn's declarative checks, run by ``_validate_params`` at fit; what a constraint cannot say
     # (every α finite and >= 0) is checked in :meth:`_checked_alphas`.
     _parameter_constraints = {
-        "alphas": ["array-like", Interval(Real, 0, None, closed="left")],
+        "alphas": ["array-like", StrictInterval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "validation_fraction": [StrictInterval(Real, 0, 1, closed="neither")],
         "refit": ["boolean"],
-        "split_every": [Interval(Integral, 2, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator],
+        "split_every": [count_constraint(low=2)],
+        "random_state": RANDOM_STATE_CONSTRAINT,
     }
 
     def __init__(self, alphas=(1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3), *, fit_intercept=True,
