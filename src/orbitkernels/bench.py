@@ -590,8 +590,14 @@ def summarize(name, res):
             return ("; ".join(parts) + f" (budget {res['config']['max_memory_mb']:.0f} MiB, output excluded); "
                     f"augmenting the data would need {res['naive_would_need_mb_at_max_n']:.0f} MiB")
         if name == "setup":
-            return "; ".join(f"{c['case']}: fit {c['fit_s']:.2f} s, fitted {c['fitted_mb']:.0f} MiB, first transform "
-                             f"{c['first_transform_s']:.2f} s, pickle {c['pickle_mb']:.1f} MiB"
+            before = {c["case"]: c for c in res.get("before", {}).get("cases", [])}
+
+            def _was(c):
+                b = before.get(c["case"])
+                return "" if b is None else (f" (was {b['fitted_mb']:.0f} MiB / {b['pickle_mb']:.1f} MiB, setup "
+                                             f"{b['fit_s'] + b['first_transform_s']:.2f} s)")
+            return "; ".join(f"{c['case']}: fit {c['fit_s']:.2f} s + first transform {c['first_transform_s']:.2f} s, "
+                             f"fitted {c['fitted_mb']:.0f} MiB, pickle {c['pickle_mb']:.1f} MiB{_was(c)}"
                              for c in res["cases"])
         if name == "rotated_mnist_full":
             m = res["measured"]
