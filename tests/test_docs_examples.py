@@ -15,6 +15,7 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,3 +76,27 @@ def test_page_code_blocks_run(page, tmp_path, monkeypatch):
                 )
     assert ran > 0
     os.chdir(ROOT)
+
+
+@pytest.mark.slow
+def test_readme_demo_table_is_what_the_demo_measures(tmp_path):
+    """The README's demo table and invariance errors are the full demo's numbers (to 0.01)."""
+    from orbitkernels.demo import run_demo
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## The demo"):text.index("## Using it")]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"[0-9.]+", cells[1]) and re.fullmatch(r"[0-9.]+", cells[2]):
+            rows[cells[0]] = (float(cells[1]), float(cells[2]))
+    assert len(rows) == 4, rows
+    res = run_demo(out_dir=tmp_path, seed=0, quick=False, verbose=False)
+    measured = [(v["upright train -> rotated test"]["accuracy"], v["rotated train -> rotated test"]["accuracy"])
+                for v in res["table"].values()]
+    for (label, promised), got in zip(rows.items(), measured):
+        assert np.allclose(promised, got, atol=0.01), f"README demo row {label!r}: {promised} vs measured {got}"
+    inv = list(res["feature_invariance_error (mean relative change under random rotations)"].values())
+    promised_inv = [float(v) for v in re.findall(r"plain RFF (\d+\.\d+), orbit RFF (\d+\.\d+), GICDF (\d+\.\d+)",
+                                                 section)[0]]
+    assert np.allclose(promised_inv, inv, atol=0.01), (promised_inv, inv)
