@@ -7,7 +7,8 @@
 A second layer (Raj et al. 2017, Remark 3: a Gaussian hyperkernel on the orbit
 embeddings) is scikit-learn's ``RBFSampler`` composed in a ``Pipeline``.
 """
-from ._engine import ProjectionPlan, TrivialGroup
+from ..groups.base import TrivialGroup  # kept importable here (it lived in the engine)
+from ._engine import ProjectionPlan
 from .fourier import OrbitFourierFeatures
 from .gicdf import GroupCDFFeatures, sample_cdf_templates
 from .nystroem import OrbitNystroem

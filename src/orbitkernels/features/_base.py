@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..backends import BACKENDS
 from ..distributed import fit_dask, is_dask_array, transform_dask
-from ..groups.base import Group
+from ..groups.base import Group, resolve_elements, resolve_group
 from ..utils.persistence import IncompatibleVersionError, VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
@@ -26,8 +26,6 @@ from ._engine import (
     POOL_BLOCK_BYTES_DIRECT,
     CDFPool,
     ProjectionPlan,
-    resolve_elements,
-    resolve_group,
 )
 
 __all__ = ["OrbitFeaturesBase", "IncompatibleVersionError", "SAMPLING_OPTIONS", "as_native_float"]
@@ -79,7 +77,6 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
     ``max_memory_mb``, which changes how the work is chunked, never the result.
     """
 
-    _similarity = "dot"
     _define_on_templates = False
 
     _parameter_constraints: dict = {
@@ -109,6 +106,10 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
     def _invariant_similarity(self, group):
         return True
 
+    def _similarity(self):
+        """What the templates are compared with: "dot" (<g x, t>) or a scikit-learn pairwise kernel name."""
+        return "dot"
+
     def _kernel_params(self):
         return None
 
@@ -127,7 +128,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         self.group_ = group
         self.plan_ = ProjectionPlan(
             group, self.group_elements_, self.group_weights_, self.templates_,
-            action=self.action, similarity=self._similarity, kernel_params=self._kernel_params(),
+            action=self.action, similarity=self._similarity(), kernel_params=self._kernel_params(),
             invariant_similarity=self._invariant_similarity(group), max_memory_mb=self.max_memory_mb,
             define_on_templates=self._define_on_templates, **self._engine_options(),
         )

@@ -41,17 +41,17 @@ The feature maps supply only their templates, their η and their pooling.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics.pairwise import pairwise_kernels
 
 from ..backends import get_backend
-from ..groups.base import Group, can_move_to_templates
+from ..groups.base import can_move_to_templates
 from ..groups.cyclic import CyclicShift
 from ..groups.polar import PolarRotation
+from ..utils.kernels import PairwiseKernel, rbf_from_dots
 from ..utils.validation import check_real
 from ._fft import CyclicCorrelator
 from ._polar import polar_matrix
 
-__all__ = ["ProjectionPlan", "resolve_elements", "TrivialGroup", "DEFAULT_MAX_MEMORY_MB", "FAST_PATHS",
+__all__ = ["ProjectionPlan", "DEFAULT_MAX_MEMORY_MB", "FAST_PATHS",
            "CDFPool", "TrigPool", "LinearPool"]
 
 DEFAULT_MAX_MEMORY_MB = 256.0
@@ -64,89 +64,6 @@ POOL_BLOCK_BYTES = 2 * 2**20
 #: counts are (2n+2)·8 / (r·itemsize) times the block, 3x at 50 bins and r = 64 in float32) then stay in L2 (measured, GICDF 500 templates x 64 elements, 1 thread:
 #: 1050 images/s at 128 KiB against 737 at 2 MiB; LGIKA-RF 1035 against 968)
 POOL_BLOCK_BYTES_DIRECT = 128 * 2**10
-
-
-class TrivialGroup(Group):
-    """The group with only the identity: orbit features reduce to plain features."""
-
-    is_finite = True
-    n_params = 1
-    is_unitary = True
-    is_symmetric = True
-
-    def elements(self):
-        return np.zeros((1, 1))
-
-    def identity(self):
-        return np.zeros((1, 1))
-
-    def inverse(self, E):
-        return np.zeros((len(self._check_elements(E)), 1))
-
-    def _act(self, X, E):
-        return np.broadcast_to(X, (len(E),) + X.shape).copy()
-
-    def _act_each(self, X, E):
-        return X.copy()
-
-    def commutes_with(self, other):
-        return True
-
-
-def resolve_group(group):
-    if group is None:
-        return TrivialGroup()
-    if not isinstance(group, Group):
-        raise TypeError(f"group must be an orbitkernels.groups.Group (or None); got {type(group).__name__}")
-    return group
-
-
-def resolve_elements(group, n_group_samples, rng, *, sampling="qmc", default_infinite=64):
-    """The group a feature map runs on, its elements and their weights: ``(group_used, elements, weights)``.
-
-    ``n_group_samples=None``: a finite group (or a q with finite support, e.g.
-    :class:`~orbitkernels.groups.Discrete` laws, with ``sampling="qmc"``) gives all its
-    elements with their q weights, so the pooled features are exact sums over q;
-    an infinite one takes ``default_infinite`` samples. Otherwise ``n_group_samples``
-    elements are drawn and weighted 1/r (Monte Carlo, Raj et al. 2017, Eq. 6-7):
-
-    * ``sampling="iid"``: i.i.d. draws from q, as in the papers;
-    * ``sampling="qmc"`` (default): where q is the Haar measure of a compact group
-      with a grid subgroup (:meth:`Group.grid_subgroup`, the full circle of
-      rotations), that subgroup of r elements replaces the draws and is returned
-      as ``group_used`` (for images, the polar FFT path); else stratified /
-      rank-1-lattice draws (:meth:`Group.sample`), unbiased with lower variance.
-    """
-    if sampling not in ("iid", "qmc"):
-        raise ValueError(f"sampling must be 'iid' or 'qmc'; got {sampling!r}")
-    if n_group_samples is None:
-        support = group.support() if (group.is_finite or sampling == "qmc") else None
-        if support is not None:
-            E, w = support
-            return group, E, np.asarray(w, dtype=float)
-        n_group_samples = default_infinite
-    if sampling == "qmc":
-        sub = group.grid_subgroup(n_group_samples)
-        if sub is not None:
-            _, E, w = resolve_elements(sub, None, rng, sampling=sampling)
-            return sub, E, w
-    E = group.sample(n_group_samples, rng, sampling=sampling)
-    return group, E, np.full(len(E), 1.0 / len(E))
-
-
-class _PairwiseKernel:
-    """A scikit-learn pairwise kernel with bound parameters (picklable, unlike a lambda)."""
-
-    def __init__(self, metric, params):
-        self.metric = metric
-        self.params = dict(params or {})
-
-    def __call__(self, A, B):
-        return pairwise_kernels(A, B, metric=self.metric, filter_params=True, **self.params)
-
-
-def _as_kernel(similarity, kernel_params):
-    return None if similarity == "dot" else _PairwiseKernel(similarity, kernel_params)
 
 
 class CDFPool:
@@ -348,7 +265,7 @@ class ProjectionPlan:
         self.similarity = similarity
         self.dtype = dtype
         self.backend = get_backend(backend, device)
-        self._kernel = _as_kernel(similarity, kernel_params)
+        self._kernel = None if similarity == "dot" else PairwiseKernel(similarity, kernel_params)
         self._kernel_params = dict(kernel_params or {})
         self.convention = "templates" if define_on_templates else "data"
         # With the inverses of the *sampled elements themselves* (act_inverse), moving the action
@@ -435,8 +352,7 @@ class ProjectionPlan:
             return S
         gamma = self._kernel_params.get("gamma")
         gamma = 1.0 / d if gamma is None else float(gamma)
-        bk = self.backend
-        return bk.exp((S * 2.0 - x_sq.reshape(-1, 1, 1) - t_sq.reshape(1, -1, 1)) * gamma)  # S: (n, s, r)
+        return rbf_from_dots(S, x_sq.reshape(-1, 1, 1), t_sq.reshape(1, -1, 1), gamma, self.backend.exp)  # S: (n, s, r)
 
     def __getstate__(self):
         state = self.__dict__.copy()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
+from sklearn.metrics.pairwise import KERNEL_PARAMS
 from sklearn.utils._param_validation import StrOptions
 
 from ..utils.validation import (
@@ -14,7 +14,9 @@ from ..utils.validation import (
     resolve_kernel_params,
 )
 from ._base import DEFAULT_MEMORY, UNITARY_INVARIANT_KERNELS, OrbitFeaturesBase, magnitude_guard
-from ._engine import LinearPool, resolve_group
+from ..groups.base import resolve_group
+from ..utils.kernels import PairwiseKernel
+from ._engine import LinearPool
 
 __all__ = ["OrbitNystroem"]
 
@@ -66,8 +68,6 @@ class OrbitNystroem(OrbitFeaturesBase):
     kernel_params_, gamma_ : the kernel arguments fixed at ``fit``.
     """
 
-    _similarity = None  # set per instance from ``kernel``
-
     _parameter_constraints: dict = {
         **OrbitFeaturesBase._parameter_constraints,
         **kernel_param_constraints(),
@@ -98,16 +98,19 @@ class OrbitNystroem(OrbitFeaturesBase):
         self.backend = backend
         self.device = device
 
+    def _similarity(self):
+        return self.kernel  # k(g x, z) itself (Raj Eq. 8)
+
     def _kernel_params(self):
         return self.kernel_params_
 
     def _invariant_similarity(self, group):
         if isinstance(self.kernel, str) and self.kernel in UNITARY_INVARIANT_KERNELS:
             return True
-        return bool(getattr(group, "permutes_coordinates", False))
+        return bool(group.permutes_coordinates)
 
     def _kernel(self, A, B):
-        return pairwise_kernels(A, B, metric=self.kernel, filter_params=True, **self.kernel_params_)
+        return PairwiseKernel(self.kernel, self.kernel_params_)(A, B)
 
     def _draw_templates(self, X, rng):
         s = int(self.n_components)
@@ -120,7 +123,6 @@ class OrbitNystroem(OrbitFeaturesBase):
         self.kernel_params_, self.gamma_ = resolve_kernel_params(
             type(self).__name__, self.kernel, X, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
             kernel_params=self.kernel_params)
-        self._similarity = self.kernel
         Z = X[rng.permutation(X.shape[0])[:s]].astype(np.float64)
         if self.landmarks == "orbit":
             group = resolve_group(self.group)
