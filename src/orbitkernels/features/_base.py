@@ -61,9 +61,10 @@ def as_native_float(X):
 class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Common ``fit``/``transform`` of the orbit feature maps.
 
-    Subclasses implement ``_draw_templates(X, rng)``, ``_pool(S)`` and
-    ``_n_features_out`` (and optionally ``_pool_spec()``, the same pooling as an engine
-    pooling object that runs on the back-end); every map also takes the engine
+    Subclasses implement ``_draw_templates(X, rng)``, ``_pool_spec()`` (their pooling as
+    an engine pooling object, :class:`~orbitkernels.features._engine.CDFPool`, ``TrigPool``
+    or ``LinearPool``, which runs on every back-end: the one implementation of each
+    nonlinearity) and ``_n_features_out``; every map also takes the engine
     options ``fast_path``, ``dtype``, ``backend`` and ``device``; the engine
     (:class:`~orbitkernels.features._engine.ProjectionPlan`) does the
     group-transformed projections in memory-bounded chunks. Pickles carry the
@@ -158,8 +159,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},
                                        {"max_memory_mb": self.max_memory_mb}, caller_name=type(self).__name__)
         X = self._validate_X(X, reset=False)
-        spec = getattr(self, "_pool_spec", None)
-        return self._map(X, spec() if spec is not None else self._pool, self._n_features_out)
+        return self._map(X, self._pool_spec(), self._n_features_out)
 
     # ------------------------------------------------------------------ bounded-memory mapping
     def _prepare(self, X):

@@ -67,17 +67,32 @@ POOL_BLOCK_BYTES_DIRECT = 128 * 2**10
 
 
 class CDFPool:
-    """GICDF pooling (Mroueh Eq. 3): ``scale · Σ_k w_k 1{S_k <= range·b/n}``, b = -n..n, on the back-end."""
+    """GICDF pooling (Mroueh Eq. 3): ``scale · Σ_k w_k 1{S_k <= range·b/n}``, b = -n..n, on the back-end.
+
+    ``n_bins`` may be a sequence of bin counts (with one ``scale`` each): the features at every
+    resolution are then pooled from the same projections and returned side by side, in that
+    order (Mroueh et al. 2015, Fig. 2's bin sweep costs one projection pass).
+    """
 
     def __init__(self, weights, n_bins, value_range, scale):
         self.weights = np.asarray(weights, dtype=float)
-        self.n_bins, self.value_range, self.scale = int(n_bins), float(value_range), float(scale)
+        self.multi = not np.isscalar(n_bins)
+        self.bins = tuple(int(n) for n in (n_bins if self.multi else [n_bins]))
+        self.scales = tuple(float(c) for c in (scale if self.multi else [scale]))
+        if len(self.scales) != len(self.bins):
+            raise ValueError(f"one scale per bin count: {len(self.bins)} bin counts, {len(self.scales)} scales")
+        self.n_bins, self.scale = (self.bins, self.scales) if self.multi else (self.bins[0], self.scales[0])
+        self.value_range = float(value_range)
+
+    def n_out(self, n_templates):
+        return sum(n_templates * (2 * n + 1) for n in self.bins)
 
     def __call__(self, S, bk, layout="nsr"):
         if layout == "rns":  # a cache-sized block: the transposition is cheap here
             S = bk.contiguous(bk.permute(S, (1, 2, 0)))
-        cdf = bk.cdf_pool(S, self.weights, self.n_bins, self.value_range)
-        return (cdf * self.scale).reshape(S.shape[0], -1)
+        parts = [(bk.cdf_pool(S, self.weights, n, self.value_range) * c).reshape(S.shape[0], -1)
+                 for n, c in zip(self.bins, self.scales)]
+        return parts[0] if len(parts) == 1 else bk.concatenate(parts, 1)
 
 
 def _wsum(bk, V, w, layout):

@@ -176,9 +176,6 @@ class OrbitNystroem(OrbitFeaturesBase):
     def _n_features_out(self):
         return self.components_.shape[0]
 
-    def _pool(self, S):
-        pooled = S @ self.group_weights_.astype(S.dtype)
-        return pooled @ self.normalization_.T.astype(S.dtype)
-
     def _pool_spec(self):
+        """Raj Eq. 8: the kernel values averaged over the elements, then the L map."""
         return LinearPool(self.group_weights_, self.normalization_.T)
