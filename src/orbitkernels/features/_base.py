@@ -22,9 +22,7 @@ from ._engine import (
     DEFAULT_MAX_MEMORY_MB,
     DTYPES,
     FAST_PATHS,
-    POOL_BLOCK_BYTES,
-    POOL_BLOCK_BYTES_DIRECT,
-    CDFPool,
+    EnginePool,
     ProjectionPlan,
 )
 
@@ -37,13 +35,6 @@ UNITARY_INVARIANT_KERNELS = frozenset({"rbf", "linear", "poly", "polynomial", "s
 #: how group elements are drawn (``resolve_elements``): "qmc" low-variance (stratified grid /
 #: randomised lattice), "iid" the papers' independent draws from q
 SAMPLING_OPTIONS = ("qmc", "iid")
-
-#: fixed allowance of a transform beyond its per-row arrays: the engine pools cache-sized
-#: sub-blocks whose temporaries (the CDF's int64 counts: up to 3x the block) do not shrink with
-#: the chunk, plus the kernels' per-call template norms
-_FIXED_RESERVE_DIRECT = 4 * POOL_BLOCK_BYTES_DIRECT
-_FIXED_RESERVE_FFT = 4 * POOL_BLOCK_BYTES
-
 
 def as_native_float(X):
     """A float array in non-native byte order (``'>f4'`` on a little-endian machine) in native order.
@@ -193,10 +184,12 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         cdt = plan.compute_dtype(X.dtype)
         budget = float(self.max_memory_mb) * 2**20
         plan.max_memory_mb = float(self.max_memory_mb)
-        reserve = _FIXED_RESERVE_FFT if plan.path in ("fft", "polar") else _FIXED_RESERVE_DIRECT
+        # the engine pools cache-sized sub-blocks whose temporaries (the CDF's int64 counts: up to
+        # 3x the block) do not shrink with the chunk, plus the kernels' per-call template norms
+        reserve = 4 * plan.strategy.pool_block_bytes
         per_row = plan.row_bytes(d, cdt.itemsize) + n_out * (max(cdt.itemsize, out_dtype.itemsize) + out_dtype.itemsize)
-        if isinstance(pool, CDFPool):
-            per_row += plan.n_templates * plan.n_elements * 8  # the CDF's int64 bin indices
+        if isinstance(pool, EnginePool):
+            per_row += pool.work_bytes_per_row(plan.n_templates * plan.n_elements)  # e.g. the CDF's bin indices
         if self._prepare_copies:
             per_row += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)
         per_row += self._extra_row_bytes(d, cdt.itemsize)

@@ -148,11 +148,11 @@ class OrbitNystroem(OrbitFeaturesBase):
         # distances with ~2 float64 temporaries of the result (n x s·r), which the engine's
         # estimate (s·r values of the compute precision) leaves out
         plan = self.plan_
-        if plan.path in ("fft", "polar"):
+        if plan.strategy.spectral:
             return 0
         sr = plan.n_templates * plan.n_elements
         per = 3 * sr * 8 + d * 8
-        if plan.path == "data":
+        if plan.strategy.transforms_data:
             per += plan.n_elements * d * 8
         return per
 
@@ -162,7 +162,7 @@ class OrbitNystroem(OrbitFeaturesBase):
         plan = getattr(self, "plan_", None)
         if dtype is None:
             # pairwise kernels run in float64; the FFT paths in the compute precision
-            dtype = plan.compute_dtype(X.dtype) if plan.path in ("fft", "polar") else np.float64
+            dtype = plan.compute_dtype(X.dtype) if plan.strategy.spectral else np.float64
         z = self.components_ if hasattr(self, "components_") else X
         z_sq = max_sq_norm(np.asarray(z))
         t = float(np.sqrt(z_sq))
