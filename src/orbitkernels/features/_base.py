@@ -26,7 +26,7 @@ from ._engine import (
     ProjectionPlan,
 )
 
-__all__ = ["OrbitFeaturesBase", "IncompatibleVersionError", "SAMPLING_OPTIONS", "as_native_float"]
+__all__ = ["OrbitFeaturesBase", "IncompatibleVersionError", "SAMPLING_OPTIONS", "as_native_float", "average_over_copies"]
 
 
 #: sklearn pairwise kernels with k(gx, gz) = k(x, z) for every unitary g
@@ -250,3 +250,25 @@ def magnitude_guard(X, cdt, power, scale, what):
 
 
 DEFAULT_MEMORY = DEFAULT_MAX_MEMORY_MB
+
+
+def average_over_copies(transformer, group, elements, X, *, chunk_rows=64):
+    """``(1/r) Σ_k Φ(g_k x)``: a fitted feature map averaged over r transformed copies of each row.
+
+    For groups whose action can move to neither side of the similarity, e.g. Montavon et
+    al.'s data-dependent sorted Coulomb permutations (Raj et al. 2017, §4.4), the orbit
+    features are pooled over copies of the *data*. GICDF's pooling (Mroueh et al. 2015,
+    Eq. 3) is linear in the indicators, so with ``transformer`` a trivial-group
+    :class:`~orbitkernels.features.GroupCDFFeatures` this is the pooled feature
+    Σ_k (1/r) 1{<g_k x, t> <= τ}; the same holds for the linear poolings of LGIKA.
+    ``chunk_rows`` rows (r copies each) are transformed at a time. Returns
+    (n_samples, n_features_out) in the transformer's output precision.
+    """
+    r = len(elements)
+    parts = []
+    for a in range(0, len(X), chunk_rows):
+        Y = group.act(X[a : a + chunk_rows], elements)  # (r, rows, d)
+        F = transformer.transform(Y.reshape(-1, X.shape[1]))
+        parts.append(F.reshape(r, -1, F.shape[1]).mean(0))
+    return np.concatenate(parts, axis=0)
+
