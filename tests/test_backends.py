@@ -95,3 +95,31 @@ def test_torch_estimator_pickles_and_cuda_is_refused_without_gpu(rng):
     if not torch.cuda.is_available():
         with pytest.raises(RuntimeError, match="cuda"):
             OrbitFourierFeatures(g, n_components=8, backend="torch", device="cuda").fit(X)
+
+
+def test_backends_declare_their_pooling_blocks_and_sparse_products():
+    # the engine reads these declarations instead of testing a back-end's name
+    import scipy.sparse as sp
+
+    nb = get_backend("numpy")
+    assert nb.prefers_cache_blocks is True
+    P = sp.random(6, 10, density=0.3, random_state=0, format="csr")
+    X = np.random.default_rng(0).normal(size=(4, 10))
+    np.testing.assert_allclose(nb.sparse_matmul(nb.sparse(P, "float64"), X), X @ P.toarray().T)
+    pytest.importorskip("torch")
+    tb = get_backend("torch")
+    assert tb.prefers_cache_blocks is False
+    got = tb.to_numpy(tb.sparse_matmul(tb.sparse(P, "float64"), tb.asarray(X)))
+    np.testing.assert_allclose(got, X @ P.toarray().T)
+
+
+def test_the_plan_chooses_its_path_from_what_the_group_declares():
+    from orbitkernels.groups import TrivialGroup
+
+    assert TrivialGroup().cyclic_shape is None and not TrivialGroup().is_polar
+    assert CyclicShift((3, 4)).cyclic_shape == (3, 4) and CyclicShift((3, 4)).n_shifts == 12
+    g = PolarRotation((8, 8), n_angles=16)
+    assert g.is_polar and g.n_shifts == 16 and g.cyclic_shape is None
+    np.testing.assert_array_equal(g.shift_index(g.elements()), np.arange(16))
+    assert not ImageRotation((8, 8)).commutes_with(BlockPermutation(4, 16))  # the default: unknown = False
+    assert TrivialGroup().fuse_product(CyclicShift(4) * CyclicShift(4)) is None

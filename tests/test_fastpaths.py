@@ -99,8 +99,7 @@ def test_polar_invariance_exact_for_quarter_turns_and_grid_shifts(cls, kw, rng):
     X90 = np.rot90(X.reshape(-1, 16, 16), k=1, axes=(1, 2)).reshape(len(X), -1)
     np.testing.assert_allclose(f.transform(X90), F, atol=1e-6 if cls is not GroupCDFFeatures else 0.05)
     # any grid shift of the polar samples: exact (this is what a rotation by 2πk/A does to them)
-    _, corr, _ = f.plan_._prepared(np.float64)
-    P = f.plan_._prepared(np.float64)[0]
+    P, corr, _ = f.plan_.strategy.prepared(f.plan_, np.float64)
     Xp = np.asarray(P @ X.T).T.reshape(len(X), g.n_radii, g.n_angles)
     S0 = corr(Xp)  # (n, s, r)
     for k in (1, 5, 13):
@@ -169,7 +168,7 @@ def test_gemm_fit_is_light_and_pickles_are_small():
     blob = pickle.dumps(f)
     assert len(blob) < 5 * 2**20, len(blob) / 2**20  # templates (3 MB) and elements; was 194 MB
     np.testing.assert_array_equal(pickle.loads(blob).transform(X[:3]), F)
-    assert [np.dtype(k) for k in f.plan_._cache] == [np.float32]  # one copy, in the working precision
+    assert [np.dtype(k) for k in f.plan_.strategy._cache] == [np.float32]  # one copy, in the working precision
 
 
 def test_polar_setup_is_built_once_across_precisions_and_not_pickled():
@@ -179,12 +178,12 @@ def test_polar_setup_is_built_once_across_precisions_and_not_pickled():
     X = _blobs(4, 16, np.random.default_rng(0))
     f = OrbitFourierFeatures(g, n_components=50, gamma=0.05, random_state=0).fit(X)
     F64 = f.transform(X)
-    host = f.plan_._polar_host
+    host = f.plan_.strategy._host
     F32 = f.transform(X.astype(np.float32))
-    assert f.plan_._polar_host is host  # the whitened polar templates serve both precisions
+    assert f.plan_.strategy._host is host  # the whitened polar templates serve both precisions
     np.testing.assert_allclose(F32, F64, atol=1e-4)
     g2 = pickle.loads(pickle.dumps(f))
-    assert g2.plan_._polar_host is None and g2.plan_._cache == {}
+    assert g2.plan_.strategy._host is None and g2.plan_.strategy._cache == {}
     np.testing.assert_array_equal(g2.transform(X), F64)
     np.testing.assert_array_equal(g2.transform(X.astype(np.float32)), F32)
 

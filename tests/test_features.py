@@ -301,3 +301,18 @@ def test_gicdf_data_templates_are_unit_rows_of_the_training_data(rng):
         GroupCDFFeatures(g, n_templates=31, template_sampling="data").fit(X)
     with pytest.raises(ValueError, match="template_sampling"):
         GroupCDFFeatures(g, template_sampling="uniform").fit(X)
+
+
+def test_gicdf_transform_multi_is_transform_at_each_bin_count():
+    # one projection pass, several resolutions: each equals a transform with that bin count
+    from orbitkernels.groups import CyclicShift
+
+    X = np.random.RandomState(0).normal(size=(30, 12)).astype(np.float32)
+    f = GroupCDFFeatures(CyclicShift(12), n_templates=5, n_bins=4, random_state=0).fit(X)
+    multi = f.transform_multi(X, [2, 4, 7])
+    np.testing.assert_array_equal(multi[4], f.transform(X))
+    for n in (2, 7):
+        g = GroupCDFFeatures(CyclicShift(12), n_templates=5, n_bins=n, random_state=0).fit(X)
+        np.testing.assert_array_equal(multi[n], g.transform(X))
+    with pytest.raises(ValueError):
+        f.transform_multi(X, [])

@@ -8,7 +8,7 @@ import pytest
 import scipy.stats
 
 from orbitkernels.features import OrbitFourierFeatures
-from orbitkernels.features._engine import resolve_elements
+from orbitkernels.groups import resolve_elements
 from orbitkernels.groups import (
     BlockPermutation, CoulombPermutation, CyclicShift, Discrete, ImageRotation, ImageScaling, ImageTranslation,
     LogNormal, LogUniform, Normal, PitchShift, PolarRotation, TimeWarp, Uniform, VonMises, unit_points,

@@ -267,11 +267,11 @@ def bench_gicdf_mnist(quick=False):
         t, _ = _best(lambda: f.transform(X), 2)
         rates[label] = n / t
         if label == "float64":
-            # the previous engine: pooling whole budget-sized chunks with the NumPy callable
+            # the previous engine: pooling whole budget-sized chunks (no cache-sized blocks)
             saved = _engine.POOL_BLOCK_BYTES, _engine.POOL_BLOCK_BYTES_DIRECT
             _engine.POOL_BLOCK_BYTES = _engine.POOL_BLOCK_BYTES_DIRECT = 2**62
             try:
-                t_old, _ = _best(lambda: f.plan_.map(f._prepare(X.astype(np.float64)), f._pool, f._n_features_out), 1)
+                t_old, _ = _best(lambda: f.plan_.map(f._prepare(X.astype(np.float64)), f._pool_spec(), f._n_features_out), 1)
             finally:
                 _engine.POOL_BLOCK_BYTES, _engine.POOL_BLOCK_BYTES_DIRECT = saved
             rates["float64_unblocked_pooling (previous engine)"] = n / t_old

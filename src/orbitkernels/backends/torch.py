@@ -26,6 +26,8 @@ _DTYPES = {"float32": "float32", "float64": "float64", "complex64": "complex64",
 
 class TorchBackend:
     name = "torch"
+    #: whole chunks are pooled at once: on a GPU the kernels want large blocks
+    prefers_cache_blocks = False
 
     def __init__(self, device=None):
         torch = _import_torch()
@@ -73,9 +75,18 @@ class TorchBackend:
     def concatenate(self, arrays, axis):
         return self.torch.cat(arrays, dim=axis)
 
+    def sparse(self, M, dtype):
+        """A SciPy sparse matrix as a dense tensor: the polar matrices are small, and dense GEMMs
+        run on every device (sparse kernels do not)."""
+        return self.asarray(M.toarray(), dtype)
+
     # algebra ---------------------------------------------------------------
     def matmul(self, a, b):
         return self.torch.matmul(a, b)
+
+    def sparse_matmul(self, P, X):
+        """``P`` (from :meth:`sparse`) applied to every row of ``X``: ``X @ P.T``."""
+        return self.torch.matmul(X, P.T)
 
     def conj(self, a):
         return self.torch.conj(a).resolve_conj()

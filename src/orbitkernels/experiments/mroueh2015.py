@@ -344,19 +344,9 @@ def mnist_group(image_shape=(28, 28), max_angle_deg=20.0, max_shift=3.0):
 
 def _cdf_multi(est, X, bins_list, n_templates=None):
     """CDF features of X for several bin counts from one projection pass (same templates and elements)."""
-    Xn = est._prepare(np.asarray(X, dtype=np.float32))
-    m = est.n_templates
-    widths = [m * (2 * n + 1) for n in bins_list]
-
-    def pool(S):
-        return np.hstack([est._pool(S, n_bins=n) for n in bins_list])
-
-    F = est.plan_.map(Xn, pool, sum(widths), out_dtype=np.float32)
-    out, a = {}, 0
-    for n, w in zip(bins_list, widths):
-        out[n] = F[:, a : a + w].reshape(len(X), m, 2 * n + 1)
-        a += w
-    return out
+    m = est.n_templates_
+    F = est.transform_multi(np.asarray(X, dtype=np.float32), bins_list)
+    return {n: F[n].reshape(len(X), m, 2 * n + 1) for n in bins_list}
 
 
 def _load_mnist_arrays(cfg, seed, download=False):

@@ -197,15 +197,13 @@ def _gicdf_data_side(X, train, group, r, m, n_bins, seed, chunk=64):
     indicator sums, so the average over r transformed copies of the per-copy features of the trivial group
     equals the pooled feature Φ(x) = Σ_k (1/r) 1{<g_k x, t> <= τ}.
     """
+    from ..features import average_over_copies
+
     rng = np.random.RandomState(seed)
     E = group.sample(r, rng)
     fit_rows = group.act(X[train[: min(len(train), 500)]], E[: min(r, 8)]).reshape(-1, X.shape[1])
     gic = GroupCDFFeatures(None, sampling=PAPER_SAMPLING, n_templates=m, n_bins=n_bins, value_range="auto", random_state=seed).fit(fit_rows)
-    out = np.empty((len(X), m * (2 * n_bins + 1)), dtype=np.float32)
-    for a in range(0, len(X), chunk):
-        Y = group.act(X[a:a + chunk], E)
-        out[a:a + chunk] = gic.transform(Y.reshape(-1, X.shape[1])).reshape(r, -1, out.shape[1]).mean(0)
-    return out
+    return average_over_copies(gic, group, E, X, chunk_rows=chunk).astype(np.float32, copy=False)
 
 
 class _QM7:

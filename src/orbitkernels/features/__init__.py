@@ -7,10 +7,12 @@
 A second layer (Raj et al. 2017, Remark 3: a Gaussian hyperkernel on the orbit
 embeddings) is scikit-learn's ``RBFSampler`` composed in a ``Pipeline``.
 """
-from ._engine import ProjectionPlan, TrivialGroup
+from ..groups.base import TrivialGroup  # kept importable here (it lived in the engine)
+from ._base import average_over_copies
+from ._engine import ProjectionPlan
 from .fourier import OrbitFourierFeatures
 from .gicdf import GroupCDFFeatures, sample_cdf_templates
 from .nystroem import OrbitNystroem
 
 __all__ = ["GroupCDFFeatures", "OrbitFourierFeatures", "OrbitNystroem", "ProjectionPlan", "TrivialGroup",
-           "sample_cdf_templates"]
+           "sample_cdf_templates", "average_over_copies"]

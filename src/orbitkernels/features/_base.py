@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..backends import BACKENDS
 from ..distributed import fit_dask, is_dask_array, transform_dask
-from ..groups.base import Group
+from ..groups.base import Group, resolve_elements, resolve_group
 from ..utils.persistence import IncompatibleVersionError, VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
@@ -22,15 +22,11 @@ from ._engine import (
     DEFAULT_MAX_MEMORY_MB,
     DTYPES,
     FAST_PATHS,
-    POOL_BLOCK_BYTES,
-    POOL_BLOCK_BYTES_DIRECT,
-    CDFPool,
+    EnginePool,
     ProjectionPlan,
-    resolve_elements,
-    resolve_group,
 )
 
-__all__ = ["OrbitFeaturesBase", "IncompatibleVersionError", "SAMPLING_OPTIONS", "as_native_float"]
+__all__ = ["OrbitFeaturesBase", "IncompatibleVersionError", "SAMPLING_OPTIONS", "as_native_float", "average_over_copies"]
 
 
 #: sklearn pairwise kernels with k(gx, gz) = k(x, z) for every unitary g
@@ -39,13 +35,6 @@ UNITARY_INVARIANT_KERNELS = frozenset({"rbf", "linear", "poly", "polynomial", "s
 #: how group elements are drawn (``resolve_elements``): "qmc" low-variance (stratified grid /
 #: randomised lattice), "iid" the papers' independent draws from q
 SAMPLING_OPTIONS = ("qmc", "iid")
-
-#: fixed allowance of a transform beyond its per-row arrays: the engine pools cache-sized
-#: sub-blocks whose temporaries (the CDF's int64 counts: up to 3x the block) do not shrink with
-#: the chunk, plus the kernels' per-call template norms
-_FIXED_RESERVE_DIRECT = 4 * POOL_BLOCK_BYTES_DIRECT
-_FIXED_RESERVE_FFT = 4 * POOL_BLOCK_BYTES
-
 
 def as_native_float(X):
     """A float array in non-native byte order (``'>f4'`` on a little-endian machine) in native order.
@@ -63,9 +52,10 @@ def as_native_float(X):
 class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Common ``fit``/``transform`` of the orbit feature maps.
 
-    Subclasses implement ``_draw_templates(X, rng)``, ``_pool(S)`` and
-    ``_n_features_out`` (and optionally ``_pool_spec()``, the same pooling as an engine
-    pooling object that runs on the back-end); every map also takes the engine
+    Subclasses implement ``_draw_templates(X, rng)``, ``_pool_spec()`` (their pooling as
+    an engine pooling object, :class:`~orbitkernels.features._engine.CDFPool`, ``TrigPool``
+    or ``LinearPool``, which runs on every back-end: the one implementation of each
+    nonlinearity) and ``_n_features_out``; every map also takes the engine
     options ``fast_path``, ``dtype``, ``backend`` and ``device``; the engine
     (:class:`~orbitkernels.features._engine.ProjectionPlan`) does the
     group-transformed projections in memory-bounded chunks. Pickles carry the
@@ -79,7 +69,6 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
     ``max_memory_mb``, which changes how the work is chunked, never the result.
     """
 
-    _similarity = "dot"
     _define_on_templates = False
 
     _parameter_constraints: dict = {
@@ -109,6 +98,10 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
     def _invariant_similarity(self, group):
         return True
 
+    def _similarity(self):
+        """What the templates are compared with: "dot" (<g x, t>) or a scikit-learn pairwise kernel name."""
+        return "dot"
+
     def _kernel_params(self):
         return None
 
@@ -127,7 +120,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         self.group_ = group
         self.plan_ = ProjectionPlan(
             group, self.group_elements_, self.group_weights_, self.templates_,
-            action=self.action, similarity=self._similarity, kernel_params=self._kernel_params(),
+            action=self.action, similarity=self._similarity(), kernel_params=self._kernel_params(),
             invariant_similarity=self._invariant_similarity(group), max_memory_mb=self.max_memory_mb,
             define_on_templates=self._define_on_templates, **self._engine_options(),
         )
@@ -157,8 +150,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},
                                        {"max_memory_mb": self.max_memory_mb}, caller_name=type(self).__name__)
         X = self._validate_X(X, reset=False)
-        spec = getattr(self, "_pool_spec", None)
-        return self._map(X, spec() if spec is not None else self._pool, self._n_features_out)
+        return self._map(X, self._pool_spec(), self._n_features_out)
 
     # ------------------------------------------------------------------ bounded-memory mapping
     def _prepare(self, X):
@@ -192,10 +184,12 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         cdt = plan.compute_dtype(X.dtype)
         budget = float(self.max_memory_mb) * 2**20
         plan.max_memory_mb = float(self.max_memory_mb)
-        reserve = _FIXED_RESERVE_FFT if plan.path in ("fft", "polar") else _FIXED_RESERVE_DIRECT
+        # the engine pools cache-sized sub-blocks whose temporaries (the CDF's int64 counts: up to
+        # 3x the block) do not shrink with the chunk, plus the kernels' per-call template norms
+        reserve = 4 * plan.strategy.pool_block_bytes
         per_row = plan.row_bytes(d, cdt.itemsize) + n_out * (max(cdt.itemsize, out_dtype.itemsize) + out_dtype.itemsize)
-        if isinstance(pool, CDFPool):
-            per_row += plan.n_templates * plan.n_elements * 8  # the CDF's int64 bin indices
+        if isinstance(pool, EnginePool):
+            per_row += pool.work_bytes_per_row(plan.n_templates * plan.n_elements)  # e.g. the CDF's bin indices
         if self._prepare_copies:
             per_row += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)
         per_row += self._extra_row_bytes(d, cdt.itemsize)
@@ -256,3 +250,25 @@ def magnitude_guard(X, cdt, power, scale, what):
 
 
 DEFAULT_MEMORY = DEFAULT_MAX_MEMORY_MB
+
+
+def average_over_copies(transformer, group, elements, X, *, chunk_rows=64):
+    """``(1/r) Σ_k Φ(g_k x)``: a fitted feature map averaged over r transformed copies of each row.
+
+    For groups whose action can move to neither side of the similarity, e.g. Montavon et
+    al.'s data-dependent sorted Coulomb permutations (Raj et al. 2017, §4.4), the orbit
+    features are pooled over copies of the *data*. GICDF's pooling (Mroueh et al. 2015,
+    Eq. 3) is linear in the indicators, so with ``transformer`` a trivial-group
+    :class:`~orbitkernels.features.GroupCDFFeatures` this is the pooled feature
+    Σ_k (1/r) 1{<g_k x, t> <= τ}; the same holds for the linear poolings of LGIKA.
+    ``chunk_rows`` rows (r copies each) are transformed at a time. Returns
+    (n_samples, n_features_out) in the transformer's output precision.
+    """
+    r = len(elements)
+    parts = []
+    for a in range(0, len(X), chunk_rows):
+        Y = group.act(X[a : a + chunk_rows], elements)  # (r, rows, d)
+        F = transformer.transform(Y.reshape(-1, X.shape[1]))
+        parts.append(F.reshape(r, -1, F.shape[1]).mean(0))
+    return np.concatenate(parts, axis=0)
+

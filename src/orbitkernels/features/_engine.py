@@ -20,38 +20,46 @@ under a memory budget, in one of two ways:
 * **data**: otherwise each chunk of rows is transformed by the r elements
   (r copies of the chunk at a time) and compared with the plain templates.
 
-Fast paths (``fast_path``), chosen automatically where they apply and are faster:
+Each strategy is one small path object (:class:`GemmPath`, :class:`DataPath`,
+:class:`CyclicFFTPath`, :class:`PolarFFTPath`) owning its preparation (built lazily
+per precision, never pickled), its row cost and its similarities. The plan picks one
+from what the group declares (``Group.cyclic_shape``, ``Group.is_polar``,
+``is_unitary``, ``is_symmetric``), never from its type. Fast paths (``fast_path``),
+chosen automatically where they apply and are faster:
 
-* **fft** (:mod:`._fft`): for :class:`~orbitkernels.groups.CyclicShift` with all
-  shifts, the similarities with every shift are one circular
-  cross-correlation by real FFTs, O(N s r log r) instead of O(N s r d);
-* **polar** (:mod:`._polar`): for :class:`~orbitkernels.groups.polar.PolarRotation`,
-  images and templates are resampled on a polar grid where the A rotations are
-  cyclic shifts of the angle axis; all A similarities then cost one FFT pass
-  and one complex GEMM per angular frequency;
+* **fft** (:mod:`._fft`): for a cyclic group (``cyclic_shape``, e.g.
+  :class:`~orbitkernels.groups.CyclicShift`) with all shifts, the similarities with
+  every shift are one circular cross-correlation by real FFTs, O(N s r log r)
+  instead of O(N s r d);
+* **polar** (:mod:`._polar`): for a polar group (``is_polar``,
+  :class:`~orbitkernels.groups.polar.PolarRotation`), images and templates are
+  resampled on a polar grid where the A rotations are cyclic shifts of the angle
+  axis; all A similarities then cost one FFT pass and one complex GEMM per
+  angular frequency;
 * **gemm**: the templates side above, in the compute precision ``dtype``.
 
 The heavy arrays live on a back-end (:mod:`orbitkernels.backends`: NumPy, or
 PyTorch on any device) and the pooling runs there too when the feature map
 gives an engine pooling (:class:`CDFPool`, :class:`TrigPool`,
-:class:`LinearPool`); only the pooled features come back to NumPy.
+:class:`LinearPool`); only the pooled features come back to NumPy. What differs
+between back-ends is declared by them (``prefers_cache_blocks``, ``sparse`` /
+``sparse_matmul``), never tested by name.
 
 The feature maps supply only their templates, their η and their pooling.
 """
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics.pairwise import pairwise_kernels
 
 from ..backends import get_backend
-from ..groups.base import Group, can_move_to_templates
-from ..groups.cyclic import CyclicShift
-from ..groups.polar import PolarRotation
+from ..groups.base import can_move_to_templates
+from ..utils.kernels import PairwiseKernel, rbf_from_dots
 from ..utils.validation import check_real
 from ._fft import CyclicCorrelator
 from ._polar import polar_matrix
 
-__all__ = ["ProjectionPlan", "resolve_elements", "TrivialGroup", "DEFAULT_MAX_MEMORY_MB", "FAST_PATHS",
+__all__ = ["ProjectionPlan", "DEFAULT_MAX_MEMORY_MB", "FAST_PATHS", "EnginePool", "GemmPath", "DataPath",
+           "CyclicFFTPath", "PolarFFTPath",
            "CDFPool", "TrigPool", "LinearPool"]
 
 DEFAULT_MAX_MEMORY_MB = 256.0
@@ -66,101 +74,44 @@ POOL_BLOCK_BYTES = 2 * 2**20
 POOL_BLOCK_BYTES_DIRECT = 128 * 2**10
 
 
-class TrivialGroup(Group):
-    """The group with only the identity: orbit features reduce to plain features."""
+class EnginePool:
+    """An engine pooling: ``pool(S, bk, layout)`` runs on the back-end that holds the block ``S``."""
 
-    is_finite = True
-    n_params = 1
-    is_unitary = True
-    is_symmetric = True
-
-    def elements(self):
-        return np.zeros((1, 1))
-
-    def identity(self):
-        return np.zeros((1, 1))
-
-    def inverse(self, E):
-        return np.zeros((len(self._check_elements(E)), 1))
-
-    def _act(self, X, E):
-        return np.broadcast_to(X, (len(E),) + X.shape).copy()
-
-    def _act_each(self, X, E):
-        return X.copy()
-
-    def commutes_with(self, other):
-        return True
+    def work_bytes_per_row(self, n_similarities):
+        """Working memory per row beyond the similarities (counted in the chunk budget)."""
+        return 0
 
 
-def resolve_group(group):
-    if group is None:
-        return TrivialGroup()
-    if not isinstance(group, Group):
-        raise TypeError(f"group must be an orbitkernels.groups.Group (or None); got {type(group).__name__}")
-    return group
+class CDFPool(EnginePool):
+    """GICDF pooling (Mroueh Eq. 3): ``scale · Σ_k w_k 1{S_k <= range·b/n}``, b = -n..n, on the back-end.
 
-
-def resolve_elements(group, n_group_samples, rng, *, sampling="qmc", default_infinite=64):
-    """The group a feature map runs on, its elements and their weights: ``(group_used, elements, weights)``.
-
-    ``n_group_samples=None``: a finite group (or a q with finite support, e.g.
-    :class:`~orbitkernels.groups.Discrete` laws, with ``sampling="qmc"``) gives all its
-    elements with their q weights, so the pooled features are exact sums over q;
-    an infinite one takes ``default_infinite`` samples. Otherwise ``n_group_samples``
-    elements are drawn and weighted 1/r (Monte Carlo, Raj et al. 2017, Eq. 6-7):
-
-    * ``sampling="iid"``: i.i.d. draws from q, as in the papers;
-    * ``sampling="qmc"`` (default): where q is the Haar measure of a compact group
-      with a grid subgroup (:meth:`Group.grid_subgroup`, the full circle of
-      rotations), that subgroup of r elements replaces the draws and is returned
-      as ``group_used`` (for images, the polar FFT path); else stratified /
-      rank-1-lattice draws (:meth:`Group.sample`), unbiased with lower variance.
+    ``n_bins`` may be a sequence of bin counts (with one ``scale`` each): the features at every
+    resolution are then pooled from the same projections and returned side by side, in that
+    order (Mroueh et al. 2015, Fig. 2's bin sweep costs one projection pass).
     """
-    if sampling not in ("iid", "qmc"):
-        raise ValueError(f"sampling must be 'iid' or 'qmc'; got {sampling!r}")
-    if n_group_samples is None:
-        support = group.support() if (group.is_finite or sampling == "qmc") else None
-        if support is not None:
-            E, w = support
-            return group, E, np.asarray(w, dtype=float)
-        n_group_samples = default_infinite
-    if sampling == "qmc":
-        sub = group.grid_subgroup(n_group_samples)
-        if sub is not None:
-            _, E, w = resolve_elements(sub, None, rng, sampling=sampling)
-            return sub, E, w
-    E = group.sample(n_group_samples, rng, sampling=sampling)
-    return group, E, np.full(len(E), 1.0 / len(E))
-
-
-class _PairwiseKernel:
-    """A scikit-learn pairwise kernel with bound parameters (picklable, unlike a lambda)."""
-
-    def __init__(self, metric, params):
-        self.metric = metric
-        self.params = dict(params or {})
-
-    def __call__(self, A, B):
-        return pairwise_kernels(A, B, metric=self.metric, filter_params=True, **self.params)
-
-
-def _as_kernel(similarity, kernel_params):
-    return None if similarity == "dot" else _PairwiseKernel(similarity, kernel_params)
-
-
-class CDFPool:
-    """GICDF pooling (Mroueh Eq. 3): ``scale · Σ_k w_k 1{S_k <= range·b/n}``, b = -n..n, on the back-end."""
 
     def __init__(self, weights, n_bins, value_range, scale):
         self.weights = np.asarray(weights, dtype=float)
-        self.n_bins, self.value_range, self.scale = int(n_bins), float(value_range), float(scale)
+        self.multi = not np.isscalar(n_bins)
+        self.bins = tuple(int(n) for n in (n_bins if self.multi else [n_bins]))
+        self.scales = tuple(float(c) for c in (scale if self.multi else [scale]))
+        if len(self.scales) != len(self.bins):
+            raise ValueError(f"one scale per bin count: {len(self.bins)} bin counts, {len(self.scales)} scales")
+        self.n_bins, self.scale = (self.bins, self.scales) if self.multi else (self.bins[0], self.scales[0])
+        self.value_range = float(value_range)
+
+    def work_bytes_per_row(self, n_similarities):
+        return n_similarities * 8  # the CDF's int64 bin indices
+
+    def n_out(self, n_templates):
+        return sum(n_templates * (2 * n + 1) for n in self.bins)
 
     def __call__(self, S, bk, layout="nsr"):
         if layout == "rns":  # a cache-sized block: the transposition is cheap here
             S = bk.contiguous(bk.permute(S, (1, 2, 0)))
-        cdf = bk.cdf_pool(S, self.weights, self.n_bins, self.value_range)
-        return (cdf * self.scale).reshape(S.shape[0], -1)
+        parts = [(bk.cdf_pool(S, self.weights, n, self.value_range) * c).reshape(S.shape[0], -1)
+                 for n, c in zip(self.bins, self.scales)]
+        return parts[0] if len(parts) == 1 else bk.concatenate(parts, 1)
 
 
 def _wsum(bk, V, w, layout):
@@ -171,7 +122,7 @@ def _wsum(bk, V, w, layout):
     return bk.matmul(w.reshape(1, r), V.reshape(r, -1)).reshape(V.shape[1], V.shape[2])
 
 
-class TrigPool:
+class TrigPool(EnginePool):
     """LGIKA-RF pooling (Raj Eq. 7): ``scale · Σ_k w_k [cos S_k, sin S_k]`` or ``cos(S_k + b_j)``."""
 
     def __init__(self, weights, scale, offset=None):
@@ -192,7 +143,7 @@ class TrigPool:
         return bk.concatenate([_wsum(bk, bk.cos_(S), w, layout), sin], 1) * self.scale
 
 
-class LinearPool:
+class LinearPool(EnginePool):
     """LGIKA-Nys pooling (Raj Eq. 8): ``(Σ_k w_k S_k) @ post``."""
 
     def __init__(self, weights, post=None):
@@ -202,19 +153,6 @@ class LinearPool:
     def __call__(self, S, bk, layout="nsr"):
         pooled = _wsum(bk, S, bk.asarray(self.weights, S.dtype), layout)
         return pooled if self.post is None else bk.matmul(pooled, bk.asarray(self.post, S.dtype))
-
-
-def _is_engine_pool(pool):
-    return isinstance(pool, (CDFPool, TrigPool, LinearPool))
-
-
-def _shift_index(group, elements):
-    """Flat shift index (row-major over the cyclic axes) of each element, for the FFT paths."""
-    if isinstance(group, PolarRotation):
-        A = group.n_angles
-        return np.mod(np.rint(elements[:, 0] * A / (2 * np.pi)).astype(np.int64), A)
-    K = np.rint(elements).astype(np.int64)
-    return np.ravel_multi_index(tuple(np.mod(K[:, a], group.shape[a]) for a in range(K.shape[1])), group.shape)
 
 
 def _polar_whitener(P, rel_floor=1e-6):
@@ -276,22 +214,6 @@ def polar_whiten(P, T, n_radii, n_angles, rel_floor=1e-6):
     return np.fft.irfft(Th, n=A, axis=2).reshape(s, R * A).T
 
 
-class _Spectral:
-    """A chunk's correlations kept as their spectrum; rows are inverted block by block."""
-
-    def __init__(self, plan, corr, C, x_sq, t_sq, d):
-        self.plan, self.corr, self.C, self.x_sq, self.t_sq, self.d = plan, corr, C, x_sq, t_sq, d
-
-    def block(self, b0, b1):
-        plan, bk = self.plan, self.plan.backend
-        S = self.corr.inverse(self.C[:, b0:b1])  # (rows, s, r_all)
-        if plan._gather is not None:
-            S = bk.take(S, plan._gather, 2)
-        if self.x_sq is not None:
-            S = plan._from_dots(S, self.x_sq[b0:b1], self.t_sq, self.d)
-        return S, "nsr"
-
-
 class ProjectionPlan:
     """Computes ``S[i, j, k] = sim(g_k x_i, t_j)`` in bounded-memory chunks.
 
@@ -348,7 +270,7 @@ class ProjectionPlan:
         self.similarity = similarity
         self.dtype = dtype
         self.backend = get_backend(backend, device)
-        self._kernel = _as_kernel(similarity, kernel_params)
+        self._kernel = None if similarity == "dot" else PairwiseKernel(similarity, kernel_params)
         self._kernel_params = dict(kernel_params or {})
         self.convention = "templates" if define_on_templates else "data"
         # With the inverses of the *sampled elements themselves* (act_inverse), moving the action
@@ -385,33 +307,38 @@ class ProjectionPlan:
             self._data_inverse = False
             self._template_inverse = True
         self.mode = mode
-        self.path = path or ("gemm" if mode == "templates" else "data")
         s, r = len(templates), len(elements)
         self.n_templates, self.n_elements = s, r
-        # The s·r transformed templates of the gemm path (and the polar matrix, its whitened
-        # templates and the FFT spectra) are built at the first transform, in the precision it
-        # runs in, and are not pickled: they are recomputed deterministically from the
-        # templates and the elements (``_prepared``), so fit and pickles hold one small copy.
-        self._polar_host = None
-        if path in ("fft", "polar"):
-            idx = _shift_index(group, elements)
-            n_shifts = group.n_angles if path == "polar" else group.n_features
-            self._gather = None if np.array_equal(idx, np.arange(n_shifts)) else idx
-        self._cache = {}
+        # one path object per strategy; each builds its template data at the first transform,
+        # in the precision it runs in, and does not pickle it (recomputed deterministically from
+        # the templates and the elements), so fit and pickles hold one small copy
+        if path == "fft":
+            self.strategy = CyclicFFTPath(group, elements)
+        elif path == "polar":
+            self.strategy = PolarFFTPath(group, elements)
+        elif mode == "templates":
+            self.strategy = GemmPath()
+        else:
+            self.strategy = DataPath()
+
+    @property
+    def path(self):
+        """The strategy's name: "gemm", "data", "fft" or "polar"."""
+        return self.strategy.name
 
     def _choose_fast_path(self, fast_path, group, elements):
-        """"fft", "polar" or None (the direct GEMM / data path)."""
+        """"fft", "polar" or None (the direct GEMM / data path), from the structure the group declares."""
         if fast_path in ("gemm", "none"):
             return None
-        cyclic = isinstance(group, CyclicShift)
-        polar = isinstance(group, PolarRotation)
+        cyclic = group.cyclic_shape is not None
+        polar = group.is_polar
         if fast_path == "auto":
             if not self._fft_similarity():
                 return None
             if polar:
                 return "polar"
             # all shifts: the FFT computes them anyway; with few sampled shifts the GEMM is cheaper
-            if cyclic and len(elements) >= group.n_features:
+            if cyclic and len(elements) >= group.n_shifts:
                 return "fft"
             return None
         if not self._fft_similarity():
@@ -420,9 +347,9 @@ class ProjectionPlan:
                 f"got {self.similarity!r}"
             )
         if fast_path == "fft" and not cyclic:
-            raise ValueError(f"fast_path='fft' applies to CyclicShift groups; got {group!r}")
+            raise ValueError(f"fast_path='fft' applies to cyclic groups such as CyclicShift; got {group!r}")
         if fast_path == "polar" and not polar:
-            raise ValueError(f"fast_path='polar' applies to PolarRotation groups; got {group!r}")
+            raise ValueError(f"fast_path='polar' applies to polar groups such as PolarRotation; got {group!r}")
         return fast_path
 
     def _fft_similarity(self):
@@ -435,16 +362,7 @@ class ProjectionPlan:
             return S
         gamma = self._kernel_params.get("gamma")
         gamma = 1.0 / d if gamma is None else float(gamma)
-        bk = self.backend
-        return bk.exp((S * 2.0 - x_sq.reshape(-1, 1, 1) - t_sq.reshape(1, -1, 1)) * gamma)  # S: (n, s, r)
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        # everything derived (device arrays, transformed templates, polar matrices, whiteners,
-        # spectra) is rebuilt deterministically on first use: pickles hold templates and elements
-        state["_cache"] = {}
-        state["_polar_host"] = None
-        return state
+        return rbf_from_dots(S, x_sq.reshape(-1, 1, 1), t_sq.reshape(1, -1, 1), gamma, self.backend.exp)  # S: (n, s, r)
 
     def _transformed_templates(self, dtype):
         """(s·r, d) host array: row j·r + k is template j moved by element k to its side.
@@ -469,58 +387,12 @@ class ProjectionPlan:
             T[j * r : (j + len(blk)) * r] = Y.transpose(1, 0, 2).reshape(-1, d)
         return T
 
-    def _polar_templates(self):
-        """The polar matrix P (sparse, float64) and the (whitened) polar templates (s, R, A), built once."""
-        if self._polar_host is None:
-            P = polar_matrix(self.group)
-            R, A = self.group.n_radii, self.group.n_angles
-            Tp = np.asarray(P @ np.asarray(self.templates, dtype=float).T)
-            if self.similarity == "dot":
-                Tp = polar_whiten(P, Tp, R, A)
-            self._polar_host = (P, np.ascontiguousarray(Tp.T.reshape(-1, R, A)))
-        return self._polar_host
-
     # ------------------------------------------------------------------
     def compute_dtype(self, input_dtype):
         return np.dtype(input_dtype if self.dtype == "auto" else self.dtype)
 
-    def _prepared(self, dtype):
-        """Per-precision template data on the back-end, built once (at the first transform)."""
-        key = np.dtype(dtype).name
-        if key in self._cache:
-            return self._cache[key]
-        bk = self.backend
-        if self.path == "gemm" and self._kernel is not None:
-            # a pairwise kernel (k(x, t) from |x|² + |t|² - 2<x, t>) cancels catastrophically in single
-            # precision and overflows |t|² for large float32 inputs: its templates stay float64, as the
-            # distances scikit-learn computes for float32 data do
-            prep = self._transformed_templates(np.float64)
-        elif self.path == "gemm":
-            prep = bk.asarray(self._transformed_templates(key), key)
-        elif self.path == "data":
-            prep = bk.asarray(self.templates, key)
-        elif self.path == "fft":
-            T = np.asarray(self.templates).reshape((len(self.templates), 1) + self.group.shape)
-            prep = (CyclicCorrelator(T, self.convention, bk, key), bk.asarray((T.reshape(len(T), -1) ** 2).sum(1), key))
-        else:  # polar
-            P, Tp = self._polar_templates()
-            Pb = P.astype(key) if bk.name == "numpy" else bk.asarray(P.toarray(), key)
-            t_sq = bk.asarray((Tp.reshape(len(Tp), -1) ** 2).sum(1), key)
-            prep = (Pb, CyclicCorrelator(Tp, self.convention, bk, key), t_sq)
-        self._cache[key] = prep
-        return prep
-
     def row_bytes(self, d, itemsize):
-        s, r = self.n_templates, self.n_elements
-        if self.path in ("fft", "polar"):
-            prep = self._prepared(np.float32 if itemsize == 4 else np.float64)
-            corr = prep[1] if self.path == "polar" else prep[0]
-            extra = corr.B * corr.r * itemsize * 2 + d * itemsize
-            return corr.row_bytes(itemsize) + extra
-        per_row = s * r  # the similarity tensor
-        if self.path == "data":
-            per_row += r * d  # r transformed copies of the row
-        return per_row * itemsize * 2  # headroom for the nonlinearity's temporaries (cos and sin)
+        return self.strategy.row_bytes(self, d, itemsize)
 
     def chunk_rows(self, n, d, itemsize, extra_per_row=0):
         budget = self.max_memory_mb * 2**20
@@ -535,39 +407,8 @@ class ProjectionPlan:
         return max(1, min(n, rows))
 
     def _similarities(self, Xc, dtype):
-        """``S`` for one chunk as a back-end array and its layout: (n, s, r) "nsr" or (r, n, s) "rns"."""
-        bk = self.backend
-        s, r = self.n_templates, self.n_elements
-        n = len(Xc)
-        prep = self._prepared(dtype)
-        if self.path == "gemm":
-            if self._kernel is None:
-                S = bk.matmul(bk.asarray(Xc, dtype), prep.T)
-            else:
-                S = bk.asarray(self._kernel(Xc, prep), dtype)
-            return S.reshape(n, s, r), "nsr"
-        if self.path == "data":
-            act = self.group.act_inverse if self._data_inverse else self.group.act
-            Y = act(Xc, self._data_elements).astype(dtype, copy=False)  # (r, n, d)
-            flat = Y.reshape(r * n, -1)
-            if self._kernel is None:
-                S = bk.matmul(bk.asarray(flat), prep.T)
-            else:
-                S = bk.asarray(self._kernel(flat, self.templates), dtype)
-            return S.reshape(r, n, s), "rns"
-        if self.path == "fft":
-            corr, t_sq = prep
-            Xb = bk.asarray(Xc, dtype)
-            C = corr.spectrum(Xb.reshape((n, 1) + self.group.shape))
-        else:
-            P, corr, t_sq = prep
-            if bk.name == "numpy":
-                Xb = np.asarray(P @ np.asarray(Xc, dtype=dtype).T).T
-            else:
-                Xb = bk.matmul(bk.asarray(Xc, dtype), P.T)
-            C = corr.spectrum(bk.contiguous(Xb).reshape(n, corr.B, *corr.L))
-        x_sq = (Xb * Xb).sum(1) if self.similarity == "rbf" else None
-        return _Spectral(self, corr, C, x_sq, t_sq, Xc.shape[1]), "spectral"
+        """``S`` for one chunk as a back-end array and its layout: (n, s, r) "nsr", (r, n, s) "rns" or "spectral"."""
+        return self.strategy.similarities(self, Xc, dtype)
 
     def similarities(self, Xc):
         """``S`` for one chunk: (n_rows, s, r), as a NumPy array."""
@@ -581,27 +422,26 @@ class ProjectionPlan:
     def map(self, X, pool, n_out, *, out_dtype=None, progress=None):
         """Apply ``pool`` to ``S`` over X in chunks and stack the results (rows, n_out).
 
-        ``pool`` is an engine pooling (runs on the back-end, see :class:`CDFPool`)
+        ``pool`` is an engine pooling (:class:`EnginePool`: runs on the back-end)
         or any callable ``pool(S_numpy) -> (rows, n_out)``.
         """
         n, d = X.shape
         bk = self.backend
         cdt = self.compute_dtype(X.dtype)
         out = np.empty((n, n_out), dtype=out_dtype or X.dtype)
-        engine_pool = _is_engine_pool(pool)
+        engine_pool = isinstance(pool, EnginePool)
         extra = n_out * max(cdt.itemsize, X.dtype.itemsize)
-        if isinstance(pool, CDFPool):
-            extra += self.n_templates * self.n_elements * 8  # the CDF's int64 bin indices
+        if engine_pool:
+            extra += pool.work_bytes_per_row(self.n_templates * self.n_elements)
         rows = self.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra)
         starts = range(0, n, rows)
         if progress is not None:
             starts = progress(starts, total=len(starts))
-        # On the CPU the pooling runs on sub-blocks that fit in cache: the GEMM wants
-        # many rows, the CDF's histogram and cos/sin temporaries want few (measured
-        # 6x faster GICDF pooling at 16 rows than at 256, docs/performance.md).
+        # Where the back-end prefers it (the CPU), the pooling runs on sub-blocks that fit in
+        # cache: the GEMM wants many rows, the CDF's histogram and cos/sin temporaries want few
+        # (measured 6x faster GICDF pooling at 16 rows than at 256, docs/performance.md).
         per_row_S = self.n_templates * self.n_elements * cdt.itemsize
-        block = POOL_BLOCK_BYTES if self.path in ("fft", "polar") else POOL_BLOCK_BYTES_DIRECT
-        sub = rows if bk.name != "numpy" else max(1, int(block // per_row_S))
+        sub = max(1, int(self.strategy.pool_block_bytes // per_row_S)) if bk.prefers_cache_blocks else rows
         for a in starts:
             S, layout = self._similarities(X[a : a + rows], cdt)
             m = min(rows, n - a)
@@ -617,3 +457,195 @@ class ProjectionPlan:
                     res = pool(np.ascontiguousarray(Sb.transpose(1, 2, 0) if lay == "rns" else Sb))
                 out[a + b : a + b + len(res)] = bk.to_numpy(res)
         return out
+
+
+# ---------------------------------------------------------------------- the path objects
+class _Path:
+    """One strategy for ``S[i, j, k] = sim(g_k x_i, t_j)``: its preparation, row cost and similarities.
+
+    The preparation (template data on the back-end) is built lazily, once per precision,
+    and never pickled: it is a deterministic function of the plan's templates and elements.
+    """
+
+    name = None
+    #: whether S is computed from dot products by FFT correlation (kernels from dots and norms)
+    spectral = False
+    #: whether each chunk is transformed by the r elements (r copies of the rows)
+    transforms_data = False
+
+    def __init__(self):
+        self._cache = {}
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_cache"] = {}
+        return state
+
+    @property
+    def pool_block_bytes(self):
+        """Similarities pooled at once where the back-end prefers cache-sized blocks."""
+        return POOL_BLOCK_BYTES_DIRECT
+
+    def prepared(self, plan, dtype):
+        key = np.dtype(dtype).name
+        if key not in self._cache:
+            self._cache[key] = self._prepare(plan, key)
+        return self._cache[key]
+
+    def _prepare(self, plan, dtype):
+        raise NotImplementedError
+
+    def row_bytes(self, plan, d, itemsize):
+        per_row = plan.n_templates * plan.n_elements  # the similarity tensor
+        if self.transforms_data:
+            per_row += plan.n_elements * d  # r transformed copies of the row
+        return per_row * itemsize * 2  # headroom for the nonlinearity's temporaries (cos and sin)
+
+    def similarities(self, plan, Xc, dtype):
+        raise NotImplementedError
+
+
+class GemmPath(_Path):
+    """Templates side (Mroueh Remark 2; Raj §2.2.1-2.2.2): one GEMM against the s·r moved templates."""
+
+    name = "gemm"
+
+    def _prepare(self, plan, dtype):
+        if plan._kernel is not None:
+            # a pairwise kernel (k(x, t) from |x|² + |t|² - 2<x, t>) cancels catastrophically in single
+            # precision and overflows |t|² for large float32 inputs: its templates stay float64, as the
+            # distances scikit-learn computes for float32 data do
+            return plan._transformed_templates(np.float64)
+        return plan.backend.asarray(plan._transformed_templates(dtype), dtype)
+
+    def similarities(self, plan, Xc, dtype):
+        bk, T = plan.backend, self.prepared(plan, dtype)
+        if plan._kernel is None:
+            S = bk.matmul(bk.asarray(Xc, dtype), T.T)
+        else:
+            S = bk.asarray(plan._kernel(Xc, T), dtype)
+        return S.reshape(len(Xc), plan.n_templates, plan.n_elements), "nsr"
+
+
+class DataPath(_Path):
+    """Data side: each chunk is moved by the r elements and compared with the plain templates."""
+
+    name = "data"
+    transforms_data = True
+
+    def _prepare(self, plan, dtype):
+        return plan.backend.asarray(plan.templates, dtype)
+
+    def similarities(self, plan, Xc, dtype):
+        bk, T = plan.backend, self.prepared(plan, dtype)
+        act = plan.group.act_inverse if plan._data_inverse else plan.group.act
+        Y = act(Xc, plan._data_elements).astype(dtype, copy=False)  # (r, n, d)
+        flat = Y.reshape(plan.n_elements * len(Xc), -1)
+        if plan._kernel is None:
+            S = bk.matmul(bk.asarray(flat), T.T)
+        else:
+            S = bk.asarray(plan._kernel(flat, plan.templates), dtype)
+        return S.reshape(plan.n_elements, len(Xc), plan.n_templates), "rns"
+
+
+class _Spectral:
+    """A chunk's correlations kept as their spectrum; rows are inverted block by block."""
+
+    def __init__(self, plan, path, corr, C, x_sq, t_sq, d):
+        self.plan, self.path, self.corr, self.C, self.x_sq, self.t_sq, self.d = plan, path, corr, C, x_sq, t_sq, d
+
+    def block(self, b0, b1):
+        plan, bk = self.plan, self.plan.backend
+        S = self.corr.inverse(self.C[:, b0:b1])  # (rows, s, r_all)
+        if self.path.gather is not None:
+            S = bk.take(S, self.path.gather, 2)
+        if self.x_sq is not None:
+            S = plan._from_dots(S, self.x_sq[b0:b1], self.t_sq, self.d)
+        return S, "nsr"
+
+
+class CyclicFFTPath(_Path):
+    """Every cyclic shift at once by real-FFT cross-correlation (:mod:`._fft`), O(N s r log r).
+
+    ``gather`` picks the sampled shifts out of all of them (None when all are used, in order).
+    """
+
+    name = "fft"
+    spectral = True
+
+    def __init__(self, group, elements):
+        super().__init__()
+        idx = group.shift_index(elements)
+        self.gather = None if np.array_equal(idx, np.arange(group.n_shifts)) else idx
+
+    @property
+    def pool_block_bytes(self):
+        # the block is also the unit of the inverse FFTs, which want it larger
+        return POOL_BLOCK_BYTES
+
+    def _prepare(self, plan, dtype):
+        T = np.asarray(plan.templates).reshape((len(plan.templates), 1) + plan.group.cyclic_shape)
+        corr = CyclicCorrelator(T, plan.convention, plan.backend, dtype)
+        return corr, plan.backend.asarray((T.reshape(len(T), -1) ** 2).sum(1), dtype)
+
+    def _correlator(self, prep):
+        return prep[0]
+
+    def row_bytes(self, plan, d, itemsize):
+        corr = self._correlator(self.prepared(plan, np.float32 if itemsize == 4 else np.float64))
+        extra = corr.B * corr.r * itemsize * 2 + d * itemsize
+        return corr.row_bytes(itemsize) + extra
+
+    def _spectrum(self, plan, Xc, dtype):
+        """The rows as the correlator sees them, and the correlations' spectrum."""
+        corr, _ = self.prepared(plan, dtype)
+        Xb = plan.backend.asarray(Xc, dtype)
+        return Xb, corr.spectrum(Xb.reshape((len(Xc), 1) + plan.group.cyclic_shape))
+
+    def similarities(self, plan, Xc, dtype):
+        prep = self.prepared(plan, dtype)
+        Xb, C = self._spectrum(plan, Xc, dtype)
+        x_sq = (Xb * Xb).sum(1) if plan.similarity == "rbf" else None
+        return _Spectral(plan, self, self._correlator(prep), C, x_sq, prep[-1], Xc.shape[1]), "spectral"
+
+
+class PolarFFTPath(CyclicFFTPath):
+    """Rotations on a polar grid (:mod:`._polar`): resample, then the angle axis is cyclic."""
+
+    name = "polar"
+
+    def __init__(self, group, elements):
+        super().__init__(group, elements)
+        self._host = None
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_host"] = None
+        return state
+
+    def _polar_templates(self, plan):
+        """The polar matrix P (sparse, float64) and the (whitened) polar templates (s, R, A), built once."""
+        if self._host is None:
+            group = plan.group
+            P = polar_matrix(group)
+            R, A = group.n_radii, group.n_angles
+            Tp = np.asarray(P @ np.asarray(plan.templates, dtype=float).T)
+            if plan.similarity == "dot":
+                Tp = polar_whiten(P, Tp, R, A)
+            self._host = (P, np.ascontiguousarray(Tp.T.reshape(-1, R, A)))
+        return self._host
+
+    def _prepare(self, plan, dtype):
+        bk = plan.backend
+        P, Tp = self._polar_templates(plan)
+        t_sq = bk.asarray((Tp.reshape(len(Tp), -1) ** 2).sum(1), dtype)
+        return bk.sparse(P, dtype), CyclicCorrelator(Tp, plan.convention, bk, dtype), t_sq
+
+    def _correlator(self, prep):
+        return prep[1]
+
+    def _spectrum(self, plan, Xc, dtype):
+        bk = plan.backend
+        P, corr, _ = self.prepared(plan, dtype)
+        Xb = bk.sparse_matmul(P, bk.asarray(Xc, dtype))
+        return Xb, corr.spectrum(bk.contiguous(Xb).reshape(len(Xc), corr.B, *corr.L))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..groups.image import _bilinear
+from ..groups.image import bilinear_weights
 
 __all__ = ["polar_matrix"]
 
@@ -29,7 +29,7 @@ def polar_matrix(group):
     """Sparse (R·A, H·W) matrix P with ``(P x)[i·A + a] = sqrt(area_i) · x(p(ρ_i, θ_a))``."""
     pts, area = group.polar_grid()
     R, A = pts.shape[:2]
-    idx, w = _bilinear(pts.reshape(-1, 2), group.image_shape[:2])  # (R·A, 4)
+    idx, w = bilinear_weights(pts.reshape(-1, 2), group.image_shape[:2])  # (R·A, 4)
     w = w * np.sqrt(np.repeat(area, A))[:, None]
     rows = np.repeat(np.arange(R * A), 4)
     P = sp.csr_matrix((w.ravel(), (rows, idx.ravel())), shape=(R * A, int(np.prod(group.image_shape[:2]))))

@@ -124,14 +124,8 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
                     "lower gamma or use gamma='scale'"
                 )
 
-    def _pool(self, S):
-        w = self.group_weights_.astype(S.dtype)
-        s = self.n_components_
-        if self.output_ == "cos":
-            return np.sqrt(2.0 / s) * (np.cos(S + self.random_offset_.astype(S.dtype)[None, :, None]) @ w)
-        return np.concatenate([np.cos(S) @ w, np.sin(S) @ w], axis=1) / np.sqrt(s)
-
     def _pool_spec(self):
+        """Raj Eq. 7: cos and sin (or cos with offsets) of the phases, averaged over the elements."""
         s = self.n_components_
         if self.output_ == "cos":
             return TrigPool(self.group_weights_, np.sqrt(2.0 / s), offset=self.random_offset_)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
+from sklearn.metrics.pairwise import KERNEL_PARAMS
 from sklearn.utils._param_validation import StrOptions
 
 from ..utils.validation import (
@@ -14,7 +14,9 @@ from ..utils.validation import (
     resolve_kernel_params,
 )
 from ._base import DEFAULT_MEMORY, UNITARY_INVARIANT_KERNELS, OrbitFeaturesBase, magnitude_guard
-from ._engine import LinearPool, resolve_group
+from ..groups.base import resolve_group
+from ..utils.kernels import PairwiseKernel
+from ._engine import LinearPool
 
 __all__ = ["OrbitNystroem"]
 
@@ -66,8 +68,6 @@ class OrbitNystroem(OrbitFeaturesBase):
     kernel_params_, gamma_ : the kernel arguments fixed at ``fit``.
     """
 
-    _similarity = None  # set per instance from ``kernel``
-
     _parameter_constraints: dict = {
         **OrbitFeaturesBase._parameter_constraints,
         **kernel_param_constraints(),
@@ -98,16 +98,19 @@ class OrbitNystroem(OrbitFeaturesBase):
         self.backend = backend
         self.device = device
 
+    def _similarity(self):
+        return self.kernel  # k(g x, z) itself (Raj Eq. 8)
+
     def _kernel_params(self):
         return self.kernel_params_
 
     def _invariant_similarity(self, group):
         if isinstance(self.kernel, str) and self.kernel in UNITARY_INVARIANT_KERNELS:
             return True
-        return bool(getattr(group, "permutes_coordinates", False))
+        return bool(group.permutes_coordinates)
 
     def _kernel(self, A, B):
-        return pairwise_kernels(A, B, metric=self.kernel, filter_params=True, **self.kernel_params_)
+        return PairwiseKernel(self.kernel, self.kernel_params_)(A, B)
 
     def _draw_templates(self, X, rng):
         s = int(self.n_components)
@@ -120,7 +123,6 @@ class OrbitNystroem(OrbitFeaturesBase):
         self.kernel_params_, self.gamma_ = resolve_kernel_params(
             type(self).__name__, self.kernel, X, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
             kernel_params=self.kernel_params)
-        self._similarity = self.kernel
         Z = X[rng.permutation(X.shape[0])[:s]].astype(np.float64)
         if self.landmarks == "orbit":
             group = resolve_group(self.group)
@@ -146,11 +148,11 @@ class OrbitNystroem(OrbitFeaturesBase):
         # distances with ~2 float64 temporaries of the result (n x s·r), which the engine's
         # estimate (s·r values of the compute precision) leaves out
         plan = self.plan_
-        if plan.path in ("fft", "polar"):
+        if plan.strategy.spectral:
             return 0
         sr = plan.n_templates * plan.n_elements
         per = 3 * sr * 8 + d * 8
-        if plan.path == "data":
+        if plan.strategy.transforms_data:
             per += plan.n_elements * d * 8
         return per
 
@@ -160,7 +162,7 @@ class OrbitNystroem(OrbitFeaturesBase):
         plan = getattr(self, "plan_", None)
         if dtype is None:
             # pairwise kernels run in float64; the FFT paths in the compute precision
-            dtype = plan.compute_dtype(X.dtype) if plan.path in ("fft", "polar") else np.float64
+            dtype = plan.compute_dtype(X.dtype) if plan.strategy.spectral else np.float64
         z = self.components_ if hasattr(self, "components_") else X
         z_sq = max_sq_norm(np.asarray(z))
         t = float(np.sqrt(z_sq))
@@ -174,9 +176,6 @@ class OrbitNystroem(OrbitFeaturesBase):
     def _n_features_out(self):
         return self.components_.shape[0]
 
-    def _pool(self, S):
-        pooled = S @ self.group_weights_.astype(S.dtype)
-        return pooled @ self.normalization_.T.astype(S.dtype)
-
     def _pool_spec(self):
+        """Raj Eq. 8: the kernel values averaged over the elements, then the L map."""
         return LinearPool(self.group_weights_, self.normalization_.T)

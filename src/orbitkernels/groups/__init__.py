@@ -3,7 +3,8 @@
 See :mod:`orbitkernels.groups.base` for the protocol every group follows.
 """
 from .audio import PitchShift, TimeWarp
-from .base import SAMPLINGS, Group, ProductGroup, can_move_to_templates, unit_points
+from .base import (SAMPLINGS, Group, ProductGroup, TrivialGroup, can_move_to_templates, resolve_elements,
+                   resolve_group, unit_points)
 from .cyclic import CyclicShift
 from .distributions import Discrete, Distribution, LogNormal, LogUniform, Normal, Uniform, VonMises
 from .image import AffineImageGroup, ImageRotation, ImageScaling, ImageTranslation, warp_images
@@ -11,7 +12,8 @@ from .permutation import BlockPermutation, CoulombPermutation
 from .polar import PolarRotation
 
 __all__ = [
-    "Group", "ProductGroup", "can_move_to_templates", "unit_points", "SAMPLINGS",
+    "Group", "ProductGroup", "TrivialGroup", "can_move_to_templates", "resolve_group", "resolve_elements",
+    "unit_points", "SAMPLINGS",
     "BlockPermutation", "CoulombPermutation", "CyclicShift",
     "ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "PolarRotation", "warp_images",
     "PitchShift", "TimeWarp",

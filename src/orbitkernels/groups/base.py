@@ -45,7 +45,8 @@ import numpy as np
 
 from ..utils.validation import check_data, check_int, check_random_state
 
-__all__ = ["Group", "ProductGroup", "can_move_to_templates", "unit_points", "SAMPLINGS"]
+__all__ = ["Group", "ProductGroup", "TrivialGroup", "can_move_to_templates", "resolve_group", "resolve_elements",
+           "unit_points", "SAMPLINGS"]
 
 SAMPLINGS = ("iid", "qmc")
 
@@ -301,6 +302,8 @@ class Group:
         return np.stack([self._act(X[i : i + 1], E[i : i + 1])[0, 0] for i in range(len(X))])
 
     # ------------------------------------------------------------- flags
+    # The structure a group declares; the engine (orbitkernels.features) chooses its path from
+    # these and never tests a group's type (DESIGN.md, "Layers").
     @property
     def is_unitary(self) -> bool:
         raise NotImplementedError
@@ -308,6 +311,43 @@ class Group:
     @property
     def is_symmetric(self) -> bool:
         raise NotImplementedError
+
+    #: the action is an exact permutation of coordinates (every base kernel is then invariant
+    #: under the common action, and the single-sum Haar kernel is exact)
+    permutes_coordinates: bool = False
+
+    @property
+    def cyclic_shape(self):
+        """Axis lengths L when the group is (Z_L1 [x Z_L2]) acting by cyclic shifts of the row seen
+        as an array of shape L, so that all its similarities are one FFT correlation; else None."""
+        return None
+
+    @property
+    def is_polar(self) -> bool:
+        """Whether the group is the rotations by 2πk/A of images, i.e. cyclic shifts of the angle axis
+        of the polar resampling given by ``polar_grid()``, ``n_radii``, ``n_angles`` and ``image_shape``."""
+        return False
+
+    @property
+    def n_shifts(self):
+        """Number of shifts of a cyclic (or polar) group: the FFT computes all of them."""
+        return None
+
+    def shift_index(self, E):
+        """Flat shift index (row-major over the cyclic axes) of each element of a cyclic or polar group."""
+        raise ValueError(f"{type(self).__name__} is not a cyclic group")
+
+    def commutes_with(self, other) -> bool:
+        """Whether g h = h g for all g in this group and h in ``other`` (False unless a group knows better)."""
+        return False
+
+    def law_invariant_under(self, other) -> bool:
+        """Whether q is invariant under conjugation by ``other``'s elements (False unless known)."""
+        return False
+
+    def fuse_product(self, product):
+        """A single group acting as ``product`` (one warp instead of one per factor), or None."""
+        return None
 
     def __mul__(self, other):
         if not isinstance(other, Group):
@@ -509,16 +549,81 @@ class ProductGroup(Group):
 
 
 def _commute(a, b):
-    fa = getattr(a, "commutes_with", None)
-    fb = getattr(b, "commutes_with", None)
-    return bool((fa is not None and fa(b)) or (fb is not None and fb(a)))
+    return bool(a.commutes_with(b) or b.commutes_with(a))
 
 
 def _conj_invariant(a, b):
-    f = getattr(a, "law_invariant_under", None)
-    return bool(f is not None and f(b))
+    return bool(a.law_invariant_under(b))
 
 
 def _try_fuse(product):
-    fuse = getattr(product.factors[0], "fuse_product", None)
-    return fuse(product) if fuse is not None else None
+    return product.factors[0].fuse_product(product)
+
+
+class TrivialGroup(Group):
+    """The group with only the identity: orbit features reduce to plain features."""
+
+    is_finite = True
+    n_params = 1
+    is_unitary = True
+    is_symmetric = True
+
+    def elements(self):
+        return np.zeros((1, 1))
+
+    def identity(self):
+        return np.zeros((1, 1))
+
+    def inverse(self, E):
+        return np.zeros((len(self._check_elements(E)), 1))
+
+    def _act(self, X, E):
+        return np.broadcast_to(X, (len(E),) + X.shape).copy()
+
+    def _act_each(self, X, E):
+        return X.copy()
+
+    def commutes_with(self, other):
+        return True
+
+
+def resolve_group(group):
+    """``group``, or the trivial group for None (what the feature maps and kernels run on)."""
+    if group is None:
+        return TrivialGroup()
+    if not isinstance(group, Group):
+        raise TypeError(f"group must be an orbitkernels.groups.Group (or None); got {type(group).__name__}")
+    return group
+
+
+def resolve_elements(group, n_group_samples, rng, *, sampling="qmc", default_infinite=64):
+    """The group a feature map runs on, its elements and their weights: ``(group_used, elements, weights)``.
+
+    ``n_group_samples=None``: a finite group (or a q with finite support, e.g.
+    :class:`~orbitkernels.groups.Discrete` laws, with ``sampling="qmc"``) gives all its
+    elements with their q weights, so the pooled features are exact sums over q;
+    an infinite one takes ``default_infinite`` samples. Otherwise ``n_group_samples``
+    elements are drawn and weighted 1/r (Monte Carlo, Raj et al. 2017, Eq. 6-7):
+
+    * ``sampling="iid"``: i.i.d. draws from q, as in the papers;
+    * ``sampling="qmc"`` (default): where q is the Haar measure of a compact group
+      with a grid subgroup (:meth:`Group.grid_subgroup`, the full circle of
+      rotations), that subgroup of r elements replaces the draws and is returned
+      as ``group_used`` (for images, the polar FFT path); else stratified /
+      rank-1-lattice draws (:meth:`Group.sample`), unbiased with lower variance.
+    """
+    if sampling not in ("iid", "qmc"):
+        raise ValueError(f"sampling must be 'iid' or 'qmc'; got {sampling!r}")
+    if n_group_samples is None:
+        support = group.support() if (group.is_finite or sampling == "qmc") else None
+        if support is not None:
+            E, w = support
+            return group, E, np.asarray(w, dtype=float)
+        n_group_samples = default_infinite
+    if sampling == "qmc":
+        sub = group.grid_subgroup(n_group_samples)
+        if sub is not None:
+            _, E, w = resolve_elements(sub, None, rng, sampling=sampling)
+            return sub, E, w
+    E = group.sample(n_group_samples, rng, sampling=sampling)
+    return group, E, np.full(len(E), 1.0 / len(E))

@@ -99,3 +99,15 @@ class CyclicShift(Group):
 
     def commutes_with(self, other):
         return isinstance(other, CyclicShift)
+
+    @property
+    def cyclic_shape(self):
+        return self.shape
+
+    @property
+    def n_shifts(self):
+        return self.n_features
+
+    def shift_index(self, E):
+        K = np.rint(self._check_elements(E)).astype(np.int64)
+        return np.ravel_multi_index(tuple(np.mod(K[:, a], self.shape[a]) for a in range(K.shape[1])), self.shape)

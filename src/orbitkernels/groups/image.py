@@ -23,7 +23,7 @@ from ..utils.validation import check_int
 from .base import Group, ProductGroup
 from .distributions import Discrete, Distribution, Normal, Uniform, VonMises
 
-__all__ = ["ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "warp_images"]
+__all__ = ["ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "warp_images", "bilinear_weights"]
 
 
 def _check_image_shape(image_shape):
@@ -42,8 +42,12 @@ def _check_distribution(dist, name, kind):
     return dist
 
 
-def _bilinear(src, hw):
-    """Four-neighbour indices and weights for sampling at ``src`` (..., 2) on a ``hw`` grid."""
+def bilinear_weights(src, hw):
+    """Four-neighbour indices and weights for sampling at ``src`` (..., 2) (row, col) on a ``hw`` grid.
+
+    Returns ``(idx, w)``, each (..., 4): flat pixel indices and bilinear weights, zero outside
+    the frame. Used by the image warps here and by the polar resampling of the engine.
+    """
     H, W = hw
     # Rounding makes grid-aligned maps (90° turns, integer shifts) exact permutations.
     src = np.round(src, 9)
@@ -88,7 +92,7 @@ def _warp(X, shape, A, b, normalize):
     C = shape[2] if len(shape) == 3 else 1
     d_pix = hw[0] * hw[1]
     r, n = len(A), len(X)
-    idx, w = _bilinear(_source_coords(A, b, hw), hw)  # (r, d_pix, 4)
+    idx, w = bilinear_weights(_source_coords(A, b, hw), hw)  # (r, d_pix, 4)
     if normalize:
         w = w * np.abs(np.linalg.det(A))[:, None, None] ** -0.5
     rows = np.repeat(np.arange(r * d_pix), 4)
@@ -103,7 +107,7 @@ def _warp_each(X, shape, A, b, normalize):
     hw = shape[:2]
     C = shape[2] if len(shape) == 3 else 1
     n = len(X)
-    idx, w = _bilinear(_source_coords(A, b, hw), hw)  # (n, d_pix, 4)
+    idx, w = bilinear_weights(_source_coords(A, b, hw), hw)  # (n, d_pix, 4)
     if normalize:
         w = w * np.abs(np.linalg.det(A))[:, None, None] ** -0.5
     Xp = X.reshape(n, -1, C)

@@ -85,6 +85,17 @@ class PolarRotation(ImageRotation):
         w = self.weights_array
         return bool(np.allclose(w, np.roll(w[::-1], 1)))  # q(k) = q(-k)
 
+    is_polar = True
+
+    @property
+    def n_shifts(self):
+        return self.n_angles
+
+    def shift_index(self, E):
+        """The grid rotation k of each angle 2πk/A."""
+        A = self.n_angles
+        return np.mod(np.rint(self._check_elements(E)[:, 0] * A / (2 * np.pi)).astype(np.int64), A)
+
     def polar_grid(self):
         """Sample points (R, A, 2) in (row, col) pixel coordinates and their area weights (R,)."""
         H, W = self.image_shape

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
+from sklearn.metrics.pairwise import KERNEL_PARAMS
 from sklearn.utils._param_validation import StrOptions
 
-from ..features._engine import resolve_elements, resolve_group
-from ..groups.base import Group, can_move_to_templates
+from ..groups.base import Group, can_move_to_templates, resolve_elements, resolve_group
+from ..utils.kernels import PairwiseKernel
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
@@ -149,7 +149,7 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         # The identity E_{g,g'} k(gx, g'y) = E_h k(x, hy) needs an exact representation:
         # interpolated image actions are only approximately unitary and approximately
         # closed under composition, and the single sum is then not even symmetric.
-        exact = bool(getattr(used, "permutes_coordinates", False))
+        exact = bool(used.permutes_coordinates)
         allowed = uniform_finite and exact and can_move_to_templates(used)
         if self.single_sum is True and not allowed:
             raise ValueError(
@@ -168,7 +168,7 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         return check_data(X, name, n_features=n_features)
 
     def _k(self, A, B):
-        return pairwise_kernels(A, B, metric=self.base_kernel, filter_params=True, **self.kernel_params_)
+        return PairwiseKernel(self.base_kernel, self.kernel_params_)(A, B)
 
     def __call__(self, X, Y=None):
         """Gram matrix K[i, j] = k_{q,G}(X[i], Y[j]) (Y defaults to X)."""
