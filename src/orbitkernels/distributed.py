@@ -40,7 +40,6 @@ import warnings
 from numbers import Real
 
 import numpy as np
-import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import check_classification_targets
@@ -48,6 +47,7 @@ from sklearn.utils.validation import (
     assert_all_finite, check_array, check_consistent_length, check_is_fitted, column_or_1d, validate_data,
 )
 
+from .models.ridge import RidgePath
 from .utils.persistence import VersionedPickleMixin
 from .utils.validation import RANDOM_STATE_CONSTRAINT, StrictInterval, count_constraint
 
@@ -315,46 +315,26 @@ def _raise_nonfinite(bad, names):
                              "while accumulating the normal equations")
 
 
-class _Solution:
-    """Ridge solutions for a grid of α from one eigendecomposition of the centred Gram matrix."""
+def _solution(mom, alphas):
+    """The ridge path for every α from the accumulated moments: :meth:`RidgePath.from_moments`
+    (scikit-learn's α convention, the one of this module); only the accumulation is distributed."""
+    return RidgePath.from_moments(alphas, n=mom.n, x_mean=mom.mx, y_mean=mom.my, xtx=mom.cxx, xty=mom.cxy)
 
-    def __init__(self, mom, alphas):
-        evals, V = scipy.linalg.eigh(mom.cxx)
-        self.evals = np.maximum(evals, 0.0)
-        self.V = V
-        self.c = V.T @ mom.cxy  # (p, k)
-        self.mx, self.my = mom.mx, mom.my
-        self.alphas = np.asarray(alphas, dtype=float)
-        # Eigenvalues this close to zero are rounding noise of a rank-deficient Gram matrix (collinear
-        # columns): numpy's pinv cut-off. With α = 0 dividing by them gives inf·0 = NaN coefficients.
-        self.tol = float(self.evals.max(initial=0.0)) * max(len(self.evals), 1) * np.finfo(np.float64).eps
 
-    def _inverse(self, alpha):
-        """1 / (λ_i + α) on the eigenvalues, 0 where λ_i + α is within rounding of zero: the minimum-norm
-        (pseudo-inverse) solution, which is what scikit-learn's ``Ridge(alpha=0)`` returns for collinear X."""
-        d = self.evals + alpha
-        keep = d > self.tol
-        return np.where(keep, 1.0 / np.where(keep, d, 1.0), 0.0)
+def _errors(path, X, Y, task):
+    """Summed squared error (regression) or number of mistakes (classification) for every α.
 
-    def coef(self, i):
-        return self.V @ (self.c * self._inverse(self.alphas[i])[:, None])
-
-    def errors(self, X, Y, task):
-        """Summed squared error (regression) or number of mistakes (classification) for every α.
-
-        A single ±1 target column is the binary coding (see :class:`_Encoder`): its decision is the sign.
-        """
-        A = (np.asarray(X, dtype=np.float64) - self.mx) @ self.V
-        out = np.empty(len(self.alphas))
-        for i, a in enumerate(self.alphas):
-            P = A @ (self.c * self._inverse(a)[:, None]) + self.my
-            if task != "classification":
-                out[i] = ((P - Y) ** 2).sum()
-            elif Y.shape[1] == 1:
-                out[i] = ((P[:, 0] > 0) != (Y[:, 0] > 0)).sum()
-            else:
-                out[i] = (P.argmax(axis=1) != Y.argmax(axis=1)).sum()
-        return out
+    A single ±1 target column is the binary coding (see :class:`_Encoder`): its decision is the sign.
+    """
+    out = np.empty(len(path.alphas))
+    for i, P in enumerate(path.predict(X)):
+        if task != "classification":
+            out[i] = ((P - Y) ** 2).sum()
+        elif Y.shape[1] == 1:
+            out[i] = ((P[:, 0] > 0) != (Y[:, 0] > 0)).sum()
+        else:
+            out[i] = (P.argmax(axis=1) != Y.argmax(axis=1)).sum()
+    return out
 
 
 def _block_moments(X, Y, offset, encode, center, holdout):
@@ -376,7 +356,7 @@ def _block_errors(X, Y, offset, encode, solution, task, holdout):
         m = holdout_mask(offset, len(X), *holdout)
         X, Y = X[m], Y[m]
     with np.errstate(invalid="ignore", over="ignore"):
-        err = solution.errors(X, Y, task)
+        err = _errors(solution, X, Y, task)
     return np.concatenate([err, [len(X), _nonfinite(X), _nonfinite(Y)]])
 
 
@@ -580,7 +560,7 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
             if train.n < 1:
                 raise ValueError(f"the validation hold-out (validation_fraction={self.validation_fraction!r}) left "
                                  f"no training rows out of n_samples={blocks.n}; pass more rows or X_val, y_val")
-            solution = _Solution(train, alphas)
+            solution = _solution(train, alphas)
             vblocks = blocks if holdout is not None else _Blocks(X_val, y_val)
             sol = vblocks.ship(solution)
             tot = vblocks.reduce(vblocks.map(_block_errors, vblocks.ship(encode), sol, self._task, holdout),
@@ -600,8 +580,7 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
             best = 0
         if holdout is not None and self.refit:
             train = _Moments.combine([train, val])
-        final = _Solution(train, alphas[best:best + 1])
-        coef = final.coef(0)
+        coef = _solution(train, alphas[best:best + 1]).coef(0)
         self.coef_ = coef.T
         self.intercept_ = train.my - train.mx @ coef
         self.alpha_ = float(alphas[best])
