@@ -8,7 +8,8 @@ one-vs-all ±1 codes for T classes, through the GURLS toolbox, which selects λ 
 held-out data. Here an unpenalised intercept is added (features centred on the
 training mean) and λ is selected as follows:
 
-* ``min(N, D) <= eig_limit``: one eigendecomposition of the centred ``ΦᵀΦ``
+* ``min(N, D) <= eig_limit``: the ridge-path solver :class:`orbitkernels.models.ridge.RidgePath`
+  (scikit-learn's α convention; here α = N λ): one eigendecomposition of the centred ``ΦᵀΦ``
   (primal, D <= N) or Gram matrix (dual, N < D) gives the fit for the whole λ
   grid *and* the exact leave-one-out residuals ``(y_i - ŷ_i) / (1 - H_ii)``;
   λ maximises the LOO accuracy (ties: smallest LOO squared error).
