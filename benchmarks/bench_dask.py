@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from orbitkernels.datasets import load_rotated_mnist
-from orbitkernels.distributed import DistributedRidgeClassifier
+from orbitkernels.models import DistributedRidgeClassifier
 from orbitkernels.experiments._runner import ExperimentRun, headline
 from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.groups import ImageRotation

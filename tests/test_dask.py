@@ -1,4 +1,4 @@
-"""Scale-out on Dask (orbitkernels.distributed): same numbers as in memory, on a real multi-process cluster."""
+"""Scale-out on Dask (orbitkernels.dask, models.distributed_ridge): same numbers as in memory, on a real multi-process cluster."""
 import os
 import signal
 import time
@@ -13,10 +13,9 @@ distributed = pytest.importorskip("distributed")
 
 from dask.core import get_dependencies  # noqa: E402
 
-from orbitkernels.distributed import (  # noqa: E402
-    DistributedRidge, DistributedRidgeClassifier, _Moments, fit_dask, fit_sample_indices, holdout_mask,
-    transform_dask,
-)
+from orbitkernels.dask import fit_dask, fit_sample_indices, transform_dask  # noqa: E402
+from orbitkernels.models import DistributedRidge, DistributedRidgeClassifier  # noqa: E402
+from orbitkernels.models.distributed_ridge import _Moments, holdout_mask  # noqa: E402
 from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem  # noqa: E402
 from orbitkernels.groups import CyclicShift, ImageRotation  # noqa: E402
 
@@ -207,3 +206,10 @@ def test_worker_killed_mid_computation_gives_the_same_answer(client, data, tmp_p
     assert dist.alpha_ == mem.alpha_
     np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-8, atol=1e-10)
     client.wait_for_workers(2, timeout=60)  # the nanny restarts it
+
+
+def test_old_import_paths_still_work():
+    import orbitkernels.distributed as old
+    from orbitkernels import dask as adapter, models
+    assert old.DistributedRidge is models.DistributedRidge and old.fit_dask is adapter.fit_dask
+    assert old.transform_dask is adapter.transform_dask and old.FIT_SAMPLE_SIZE == adapter.FIT_SAMPLE_SIZE

@@ -8,7 +8,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.linear_model import RidgeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from orbitkernels.distributed import DistributedRidge, DistributedRidgeClassifier
+from orbitkernels.models import DistributedRidge, DistributedRidgeClassifier
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -1,12 +1,14 @@
 """Helpers shared by the reproductions: regularised least squares over a λ grid, headline tables.
 
-RLS (GURLS-style, as used by Mroueh et al. 2015 and Raj et al. 2017 §4) is solved
-for a whole λ grid from one eigendecomposition, either of the feature covariance
-(primal, D x D) or of the Gram matrix (dual, n x n), whichever is smaller.
+RLS (GURLS-style, as used by Mroueh et al. 2015 and Raj et al. 2017 §4) is solved by the one
+ridge-path solver of :mod:`orbitkernels.models.ridge` (scikit-learn's α convention); the helpers
+here only convert this reproduction's λ (penalty λ n ||w||²) to α = λ n.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from ..models.ridge import RidgePath as _RidgePath
 
 __all__ = ["PAPER_SAMPLING", "RidgePath", "kernel_ridge_path", "kfold_indices", "headline_table"]
 
@@ -17,10 +19,11 @@ PAPER_SAMPLING = "iid"
 
 
 class RidgePath:
-    """Ridge regression ``min ||Φw + b - Y||² + λ n ||w||²`` for every λ of a grid.
+    """Ridge ``min ||Φw + b - Y||² + λ n ||w||²`` for every λ of a grid (the Raj reproduction's λ).
 
-    One eigendecomposition of the centred ``ΦᵀΦ`` (or ``ΦΦᵀ`` when n < D) serves all
-    λ; ``predict(Φ_new)`` returns an array (n_lambdas, n_new, n_targets).
+    A thin adapter of :class:`orbitkernels.models.ridge.RidgePath` (one eigendecomposition, primal or
+    dual, serves all λ), converting the λ of this convention to its ``α = λ n`` at ``fit``;
+    ``predict(Φ_new)`` returns an array (n_lambdas, n_new, n_targets).
     ``Y`` may be 1-D (regression) or one-hot / ±1 coded (classification).
     """
 
@@ -28,40 +31,23 @@ class RidgePath:
         self.lambdas = np.asarray(lambdas, dtype=float)
 
     def fit(self, F, Y):
-        F = np.asarray(F, dtype=np.float64)
-        Y = np.asarray(Y, dtype=np.float64)
-        Y = Y[:, None] if Y.ndim == 1 else Y
-        n, d = F.shape
-        self.f_mean_, self.y_mean_ = F.mean(0), Y.mean(0)
-        Fc, Yc = F - self.f_mean_, Y - self.y_mean_
-        if d <= n:
-            evals, V = np.linalg.eigh(Fc.T @ Fc)
-            proj = V.T @ (Fc.T @ Yc)  # (d, t)
-            self.coef_ = np.stack([V @ (proj / (evals + lam * n)[:, None]) for lam in self.lambdas])
-        else:
-            evals, U = np.linalg.eigh(Fc @ Fc.T)
-            proj = U.T @ Yc
-            self.coef_ = np.stack([Fc.T @ (U @ (proj / (evals + lam * n)[:, None])) for lam in self.lambdas])
+        n = len(F)
+        self.path_ = _RidgePath(self.lambdas * n).fit(F, Y)  # λ n ||w||² is α ||w||² with α = λ n
         return self
 
     def predict(self, F):
-        F = np.asarray(F, dtype=np.float64) - self.f_mean_
-        return np.einsum("nd,ldt->lnt", F, self.coef_) + self.y_mean_
+        return self.path_.predict(F)
 
 
 def kernel_ridge_path(K_train, y, K_test_train, lambdas):
     """Exact kernel ridge (GP posterior mean) predictions for every λ: (n_lambdas, n_test).
 
-    ``(K + λ n I)⁻¹`` from one eigendecomposition of the training Gram matrix; the
-    target mean is removed and added back (a constant-mean GP).
+    ``(K + λ n I)⁻¹`` from one eigendecomposition of the training Gram matrix (not centred: the
+    target mean is removed and added back, a constant-mean GP); α = λ n.
     """
-    y = np.asarray(y, dtype=np.float64)
-    mu = y.mean()
-    n = len(y)
-    evals, U = np.linalg.eigh(K_train)
-    proj = U.T @ (y - mu)
-    KtU = K_test_train @ U
-    return np.stack([KtU @ (proj / (evals + lam * n)) + mu for lam in np.asarray(lambdas, float)])
+    n = len(K_train)
+    path = _RidgePath(np.asarray(lambdas, float) * n).fit_gram(K_train, y)
+    return path.predict_gram(K_test_train)[:, :, 0]
 
 
 def kfold_indices(n, k, seed):

@@ -8,7 +8,8 @@ one-vs-all ±1 codes for T classes, through the GURLS toolbox, which selects λ 
 held-out data. Here an unpenalised intercept is added (features centred on the
 training mean) and λ is selected as follows:
 
-* ``min(N, D) <= eig_limit``: one eigendecomposition of the centred ``ΦᵀΦ``
+* ``min(N, D) <= eig_limit``: the ridge-path solver :class:`orbitkernels.models.ridge.RidgePath`
+  (scikit-learn's α convention; here α = N λ): one eigendecomposition of the centred ``ΦᵀΦ``
   (primal, D <= N) or Gram matrix (dual, N < D) gives the fit for the whole λ
   grid *and* the exact leave-one-out residuals ``(y_i - ŷ_i) / (1 - H_ii)``;
   λ maximises the LOO accuracy (ties: smallest LOO squared error).
@@ -29,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 from threadpoolctl import threadpool_limits
+
+from ..models.ridge import RidgePath
 
 __all__ = ["rls_fit_predict", "one_nn_accuracy", "LOO_GRID", "HOLDOUT_GRID"]
 
@@ -63,16 +66,12 @@ def _center_gram(K_train, K_test=None):
     return Kc, Ktc
 
 
-def _loo_select(fitted_fn, diag_fn, Yc, y_train, classes, rels, y_mean):
-    """Best index of ``rels`` by LOO accuracy, then LOO squared error."""
-    n = len(Yc)
+def _loo_select(path, Y, y_train, classes):
+    """Best index of ``path.alphas`` by exact LOO accuracy, then LOO squared error."""
     best = None
-    for i, _ in enumerate(rels):
-        fit = fitted_fn(i)
-        h = diag_fn(i) + 1.0 / n  # the intercept's share of the hat matrix
-        resid = (Yc - fit) / np.maximum(1.0 - h, 1e-12)[:, None]
-        loo_pred = Yc - resid + y_mean
-        acc = float(np.mean(_decode(loo_pred, classes) == y_train))
+    for i in range(len(path.alphas)):
+        resid = path.loo_residuals(i)
+        acc = float(np.mean(_decode(Y - resid, classes) == y_train))
         mse = float(np.mean(resid**2))
         key = (-acc, mse)
         if best is None or key < best[0]:
@@ -129,8 +128,6 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
     classes = np.unique(y_train) if classes is None else np.asarray(classes)
     Y = _codes(y_train, classes)
     n = len(Y)
-    y_mean = Y.mean(axis=0)
-    Yc = Y - y_mean
     if kernel:
         K = np.asarray(F_train, dtype=np.float64)
         Kc, Ktc = _center_gram(K, np.asarray(F_test, dtype=np.float64))
@@ -144,8 +141,6 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
         primal = D <= n
         Ft = np.asarray(F_test, dtype=np.float64) - mu
         scale = float(np.einsum("ij,ij->", Fc, Fc)) / n
-        if not primal:
-            Kc, Ktc = Fc @ Fc.T, Ft @ Fc.T
     scale = scale if scale > 0 else 1.0
     size = D if primal else n
     out = {"solver": "primal" if primal else "dual"}
@@ -153,33 +148,17 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
     if size <= eig_limit:
         rels = LOO_GRID if rels is None else np.asarray(rels, float)
         alphas = rels * scale
-        with threadpool_limits(1):
-            if primal:
-                evals, V = scipy.linalg.eigh(Fc.T @ Fc)
-            else:
-                evals, U = scipy.linalg.eigh(Kc)
-        evals = np.maximum(evals, 0.0)
-        if primal:
-            A = Fc @ V  # (N, D): fitted = A diag(1/(e+α)) Aᵀ Yc
-            B = A.T @ Yc
-            A2 = A * A
-            fitted = lambda i: A @ (B / (evals + alphas[i])[:, None])  # noqa: E731
-            diag = lambda i: A2 @ (1.0 / (evals + alphas[i]))  # noqa: E731
-        else:
-            B = U.T @ Yc
-            U2 = U * U
-            fitted = lambda i: U @ (B * (evals / (evals + alphas[i]))[:, None])  # noqa: E731
-            diag = lambda i: U2 @ (evals / (evals + alphas[i]))  # noqa: E731
-        i, val = _loo_select(fitted, diag, Yc, y_train, classes, rels, y_mean)
-        a = alphas[i]
-        if primal:
-            W = V @ (B / (evals + a)[:, None])
-            scores = Ft @ W + y_mean
-        else:
-            scores = (Ktc @ U) @ (B / (evals + a)[:, None]) + y_mean
+        # the one ridge-path solver (α convention: alphas = N λ, see the module docstring); it clips the
+        # eigenvalues of an indefinite Gram matrix at 0 and gives the exact LOO residuals for every α
+        path = RidgePath(alphas)
+        path = path.fit_gram(Kc, Y) if kernel else path.fit(F, Y)
+        i, val = _loo_select(path, Y, y_train, classes)
+        scores = path.predict_gram(Ktc, i) if kernel else path.predict(F_test, i)
         out.update(selection="loo", rel_lambda=float(rels[i]), val_accuracy=val)
     else:
         rels = HOLDOUT_GRID if holdout_rels is None else np.asarray(holdout_rels, float)
+        if not kernel and not primal:
+            Kc, Ktc = Fc @ Fc.T, Ft @ Fc.T
         rng = np.random.default_rng(seed)
         perm = rng.permutation(n)
         n_val = max(1, int(round(holdout_fraction * n)))

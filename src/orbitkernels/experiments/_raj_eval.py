@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.kernel_approximation import RBFSampler
 
+from ..models.ridge import RidgePath as RidgePathSolver
 from ._common import RidgePath, kfold_indices
 
 __all__ = ["median_sq_dist", "inner_cv_select", "regression_scores", "second_layer", "one_hot",
@@ -84,58 +85,26 @@ def one_hot(y, n_classes):
 class LooRidge:
     """Ridge ``min ||Φw + b - y||² + λ n ||w||²`` with exact leave-one-out errors for a whole λ grid.
 
-    One eigendecomposition of the centred ``ΦᵀΦ`` (D ≤ n) or ``ΦΦᵀ`` (D > n) gives, for every λ, the
-    hat matrix H = 11ᵀ/n + Φc (ΦcᵀΦc + λnI)⁻¹ Φcᵀ of the penalised least squares with an unpenalised
-    intercept, hence the exact LOO residuals (y_i - ŷ_i) / (1 - H_ii) (the LOO identity holds for any
-    fixed quadratic penalty). The same decomposition then serves the final fit at the chosen λ, so
-    selecting λ by LOO on the training rows costs one fit instead of k + 1. Regression only (1-D y).
+    The exact LOO residuals (y_i - ŷ_i) / (1 - H_ii) of :meth:`orbitkernels.models.ridge.RidgePath.loo_residuals`
+    (one eigendecomposition for every λ; here α = λ n); the same decomposition then serves the final
+    fit at the chosen λ, so selecting λ by LOO on the training rows costs one fit instead of k + 1.
+    Regression only (1-D y).
     """
 
     def __init__(self, lambdas):
         self.lambdas = np.asarray(lambdas, dtype=float)
 
     def fit(self, F, y):
-        F = np.asarray(F, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64).ravel()
-        n, d = F.shape
-        self.f_mean_, self.y_mean_ = F.mean(0), float(y.mean())
-        Fc = F - self.f_mean_
-        yc = y - self.y_mean_
-        self.dual_ = d > n
-        if self.dual_:
-            s, U = np.linalg.eigh(Fc @ Fc.T)
-            s = np.clip(s, 0.0, None)
-            self.Fc_, self.U_ = Fc, U
-            A2 = U * U  # (n, n): U_ij²
-            proj = U.T @ yc
-            shrink = s[None, :] / (s[None, :] + self.lambdas[:, None] * n)  # (L, n)
-            fitted = (U @ (shrink * proj[None, :]).T).T  # (L, n)
-            hdiag = 1.0 / n + shrink @ A2.T  # (L, n)
-        else:
-            s, V = np.linalg.eigh(Fc.T @ Fc)
-            s = np.clip(s, 0.0, None)
-            self.V_ = V
-            B = Fc @ V  # (n, d)
-            proj = V.T @ (Fc.T @ yc)
-            inv = 1.0 / (s[None, :] + self.lambdas[:, None] * n)  # (L, d)
-            fitted = (B @ (inv * proj[None, :]).T).T
-            hdiag = 1.0 / n + inv @ (B * B).T
-        self.s_, self.proj_, self.n_ = s, proj, n
-        loo = (yc[None, :] - fitted) / np.maximum(1.0 - hdiag, 1e-12)
-        self.loo_rmse_ = np.sqrt(np.mean(loo ** 2, axis=1))
+        n = len(F)
+        self.path_ = RidgePathSolver(self.lambdas * n).fit(F, np.asarray(y, dtype=np.float64).ravel())
+        self.loo_rmse_ = np.array([np.sqrt(np.mean(self.path_.loo_residuals(i) ** 2))
+                                   for i in range(len(self.lambdas))])
         self.best_ = int(np.argmin(self.loo_rmse_))
         return self
 
     def predict(self, F, index=None):
         """Predictions at λ = lambdas[index] (default: the LOO-best λ)."""
-        i = self.best_ if index is None else int(index)
-        lam, n = self.lambdas[i], self.n_
-        Fn = np.asarray(F, dtype=np.float64) - self.f_mean_
-        if self.dual_:
-            alpha = self.U_ @ (self.proj_ / (self.s_ + lam * n))
-            return Fn @ (self.Fc_.T @ alpha) + self.y_mean_
-        w = self.V_ @ (self.proj_ / (self.s_ + lam * n))
-        return Fn @ w + self.y_mean_
+        return self.path_.predict(F, self.best_ if index is None else int(index))[:, 0]
 
 
 def loo_select(candidates, y, train, lambdas):

@@ -7,8 +7,8 @@ from sklearn.utils._param_validation import StrOptions, validate_parameter_const
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..backends import BACKENDS
-from ..distributed import fit_dask, is_dask_array, transform_dask
 from ..groups.base import Group, resolve_elements, resolve_group
+from ..utils.dispatch import dask_call, is_dask_array
 from ..utils.persistence import IncompatibleVersionError, VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
@@ -108,8 +108,8 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the templates and the group elements (all randomness is here)."""
-        if is_dask_array(X):  # scale-out path; dask stays optional (orbitkernels.distributed)
-            return fit_dask(self, X, y)
+        if is_dask_array(X):  # scale-out: the Dask adapter, imported by name on first use (utils.dispatch)
+            X, y = dask_call("fit_sample", self, X, y)  # the sampled rows; the fit goes on in memory
         X = self._validate_X(X, reset=True)
         rng = check_random_state(self.random_state)
         self.templates_ = self._draw_templates(X, rng)
@@ -144,7 +144,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
 
     def transform(self, X):
         if is_dask_array(X):
-            return transform_dask(self, X)
+            return dask_call("transform", self, X)
         check_is_fitted(self, "plan_")
         # the budget may have been changed with set_params after fit: check it like fit does
         validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},

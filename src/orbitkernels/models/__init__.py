@@ -6,9 +6,14 @@
 * :class:`InvariantLinearClassifier` and :func:`worst_case_scaling`: FSCALE/FDROP,
   the worst-case scaling of at most K features (Eq. 10, Algorithm 3).
 
-Ridge / RLS, SVC, k-NN and kernel ridge come from scikit-learn; their
-distributed counterparts are in :mod:`orbitkernels.distributed`.
+* :class:`~orbitkernels.models.ridge.RidgePath`: the one ridge / RLS path solver (GURLS-style,
+  Mroueh §6, Raj §4): a grid of α from one eigendecomposition, exact leave-one-out.
+* :class:`DistributedRidge`, :class:`DistributedRidgeClassifier`: the same ridge from moments
+  accumulated over numpy or dask blocks (their dask plumbing is the adapter :mod:`orbitkernels.dask`).
+
+SVC, k-NN and kernel ridge come from scikit-learn.
 """
+from .distributed_ridge import DistributedRidge, DistributedRidgeClassifier
 from .feature_scaling import (
     InvariantLinearClassifier,
     check_scaling_params,
@@ -17,8 +22,12 @@ from .feature_scaling import (
     worst_case_scaling,
 )
 from .invariant_svm import IDENTITY, Identity, InvariantSVC, unit_margin, zero_one_cost
+from .ridge import RidgePath
 
 __all__ = [
+    "RidgePath",
+    "DistributedRidge",
+    "DistributedRidgeClassifier",
     "InvariantSVC",
     "Identity",
     "IDENTITY",

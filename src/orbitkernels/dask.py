@@ -1,0 +1,289 @@
+"""Dask adapter: orbit feature maps and the distributed ridge models on chunked dask arrays.
+
+The layer above the core (utils ← groups ← features/kernels ← models ← **this** ← experiments ← cli).
+Nothing here imports dask at module level, so ``orbitkernels`` works without the ``[dask]`` extra. The
+core never imports this module: feature maps and :class:`~orbitkernels.models.DistributedRidge` ask
+:func:`orbitkernels.utils.dispatch.dask_call` for an operation by name when a dask array arrives, and
+that imports this module by name, which registers its operations (bottom of the file).
+
+Feature maps (Mroueh et al. 2015 §2; Raj et al. 2017 Eq. 7-8)
+    Every feature of the three maps is a function of one row and of the fitted
+    state (templates, group elements, plan), so a row-chunked dask array is
+    mapped block by block with the transformer's own in-memory ``transform``
+    on the workers (:func:`transform_dask`). The fitted estimator is shipped
+    once: as one key of the task graph (``ship="delayed"``) or replicated to
+    every worker up front (``ship="scatter"``), never pickled per chunk.
+    Results equal the in-memory ones for any chunking because no feature
+    depends on another row.
+
+    ``fit`` on a dask array is *defined* as the in-memory ``fit`` on the rows
+    ``fit_sample_indices(n, sample_size, seed)``: all rows when
+    ``n <= sample_size`` (then identical to the in-memory fit), else a uniform
+    sample without replacement, sorted, gathered by the workers
+    (:func:`fit_sample`; the feature map then fits on it in memory). Only those
+    rows reach the client. GICDF and orbit Fourier templates do not depend on
+    the data (only on its width), Nyström landmarks are random rows of the
+    sample, i.e. random rows of X.
+
+Regularized least squares (:mod:`orbitkernels.models.distributed_ridge`)
+    The models accumulate the moments of the ridge problem block by block; this
+    module supplies the lazy blocks (:class:`DaskBlocks`: delayed tasks and a tree
+    reduction), the metadata checks of a dask array and the blockwise prediction.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .models.distributed_ridge import _NUMERIC_KINDS, _class_block, _decision_block
+from .utils.dispatch import is_dask_array, register
+
+__all__ = [
+    "DaskBlocks",
+    "FIT_SAMPLE_SIZE",
+    "check_dask_array",
+    "fit_dask",
+    "fit_sample",
+    "fit_sample_indices",
+    "is_dask_array",
+    "transform_dask",
+]
+
+#: Rows drawn from a dask array to fit a feature map (all rows when there are fewer).
+FIT_SAMPLE_SIZE = 10_000
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError("this needs dask: pip install 'orbitkernels[dask]'") from exc
+    return dask, da
+
+
+def _current_client():
+    try:
+        from distributed import default_client
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _ship(obj, ship):
+    """One graph handle on ``obj``, so that the tasks of every block share one copy.
+
+    "delayed": ``obj`` is one key of the graph, sent to one worker and fetched
+    once by each other worker that needs it (recomputable if a worker dies).
+    "scatter": replicated to all workers now with the current client
+    (``broadcast=True``). "auto": "delayed" -- it works under every scheduler
+    and survives the loss of every replica.
+    """
+    dask, _ = _dask()
+    if ship in ("auto", "delayed"):
+        return dask.delayed(obj, pure=False, traverse=False)
+    if ship == "scatter":
+        client = _current_client()
+        if client is None:
+            raise ValueError("ship='scatter' needs a running dask.distributed Client")
+        return client.scatter(obj, broadcast=True, hash=False)
+    raise ValueError(f"ship must be 'auto', 'delayed' or 'scatter'; got {ship!r}")
+
+
+def _as_row_chunked(X, name="X"):
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D; got a dask array of shape {X.shape}")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first")
+    return X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
+
+
+def _out_dtype(dtype):
+    # validate_data(dtype=[float64, float32]) keeps float32, casts everything else to float64
+    return np.dtype(np.float32) if np.dtype(dtype) == np.float32 else np.dtype(np.float64)
+
+
+# ----------------------------------------------------------------------------
+# feature maps
+# ----------------------------------------------------------------------------
+def _transform_block(block, estimator, n_out, dtype):
+    if block.shape[0] == 0:
+        return np.empty((0, n_out), dtype=dtype)
+    return estimator.transform(block)
+
+
+def transform_dask(estimator, X, *, ship="auto"):
+    """``estimator.transform`` over a row-chunked dask array; returns a lazy dask array.
+
+    Each block is transformed on a worker by the fitted estimator's own
+    (in-memory, memory-bounded) ``transform``; the estimator travels once (see
+    :func:`_ship`). Column chunks are merged first (a feature needs whole rows).
+    """
+    _as_row_chunked(X)
+    check_is_fitted(estimator, "plan_")
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                         f"{estimator.n_features_in_} features as input")
+    X = _as_row_chunked(X)
+    n_out = estimator._n_features_out
+    dtype = _out_dtype(X.dtype)
+    state = _ship(estimator, ship)
+    return X.map_blocks(_transform_block, state, n_out, dtype, dtype=dtype, chunks=(X.chunks[0], (n_out,)),
+                        meta=np.empty((0, n_out), dtype=dtype), token=f"{type(estimator).__name__.lower()}-transform")
+
+
+def _seed_from(random_state):
+    """An integer seed for the fit sample, leaving an integer ``random_state``'s own stream untouched."""
+    if random_state is None:
+        return None
+    if isinstance(random_state, (int, np.integer)):
+        return [int(random_state), 0x5A3D]  # a distinct stream from the estimator's np.random.RandomState(seed)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**32))
+    return int(random_state.randint(2**32))
+
+
+def fit_sample_indices(n, sample_size=FIT_SAMPLE_SIZE, random_state=None):
+    """Rows used to fit a feature map on ``n`` distributed rows: all when ``n <= sample_size``,
+    else ``sample_size`` uniform without replacement (sorted), from ``random_state``."""
+    if sample_size is None or n <= sample_size:
+        return np.arange(n)
+    rng = np.random.default_rng(_seed_from(random_state))
+    return np.sort(rng.choice(n, size=int(sample_size), replace=False))
+
+
+def fit_sample(estimator, X, y=None, *, sample_size=FIT_SAMPLE_SIZE):
+    """The rows a feature map fits on when given a dask array: ``X[fit_sample_indices(n, sample_size,
+    estimator.random_state)]`` (and those of ``y``), gathered by the workers; only they reach the client.
+
+    Sets ``estimator.fit_sample_indices_`` and returns ``(X_sample, y_sample)`` as numpy arrays; the
+    feature map's own ``fit`` goes on with them in memory (no call back into ``fit``).
+    """
+    X = _as_row_chunked(X)
+    idx = fit_sample_indices(X.shape[0], sample_size, getattr(estimator, "random_state", None))
+    sample = X.compute() if len(idx) == X.shape[0] else X[idx].compute()
+    y_sample = None
+    if y is not None:
+        y_sample = y[idx].compute() if is_dask_array(y) else np.asarray(y)[idx]
+    estimator.fit_sample_indices_ = idx
+    return sample, y_sample
+
+
+def fit_dask(estimator, X, y=None, *, sample_size=FIT_SAMPLE_SIZE):
+    """Fit an orbit feature map on a dask array: the in-memory ``fit`` on
+    ``X[fit_sample_indices(n, sample_size, estimator.random_state)]`` (:func:`fit_sample`).
+
+    For ``n <= sample_size`` this is exactly ``estimator.fit(X.compute())``.
+    """
+    sample, y_sample = fit_sample(estimator, X, y, sample_size=sample_size)
+    idx = estimator.fit_sample_indices_
+    estimator.fit(sample, y_sample)
+    estimator.fit_sample_indices_ = idx
+    return estimator
+
+
+# ----------------------------------------------------------------------------
+# the distributed ridge models: lazy blocks, metadata checks, blockwise prediction
+# ----------------------------------------------------------------------------
+class DaskBlocks:
+    """Row blocks of (X, Y) as delayed tasks with their global row offsets (the lazy counterpart of
+    :class:`orbitkernels.models.distributed_ridge._Blocks`, with the same interface)."""
+
+    lazy = True
+
+    def __init__(self, X, Y):
+        _, da = _dask()
+        X = _as_row_chunked(X if is_dask_array(X) else da.from_array(np.asarray(X), chunks=(len(X), -1)))
+        rows = X.chunks[0]
+        xs = X.to_delayed().ravel()
+        if Y is None:
+            ys = [None] * len(xs)
+        else:
+            Y = Y if is_dask_array(Y) else da.from_array(np.asarray(Y), chunks=-1)
+            Y = Y.rechunk((rows,) + ((-1,) if Y.ndim == 2 else ()))
+            ys = Y.to_delayed().ravel()
+        offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(int)
+        self.parts = list(zip(xs, ys, offsets.tolist()))
+        self.n, self.n_features = X.shape
+
+    def map(self, fn, *args):
+        dask, _ = _dask()
+        f = dask.delayed(fn, pure=True)
+        return [f(x, y, off, *args) for x, y, off in self.parts]
+
+    def reduce(self, items, combine, split_every):
+        """Tree reduction: ``combine(list) -> item`` over groups of ``split_every``."""
+        dask, _ = _dask()
+        c = dask.delayed(combine, pure=True)
+        while len(items) > 1:
+            items = [c(items[i:i + split_every]) for i in range(0, len(items), split_every)]
+        return items[0]
+
+    def ship(self, obj):
+        dask, _ = _dask()
+        return dask.delayed(obj, pure=False, traverse=False)
+
+    def compute(self, *objs):
+        dask, _ = _dask()
+        return dask.compute(*objs)
+
+
+def check_dask_array(A, name, *, kinds=_NUMERIC_KINDS, ndims=(2,)):
+    """The part of scikit-learn's ``check_array`` that a dask array answers from its metadata alone:
+    dense numpy blocks, dimensions, dtype, known and non-zero sizes. Finiteness needs the data and is
+    counted blockwise by the pass over the blocks (``_block_moments``, ``_decision_block`` of the models)."""
+    meta = getattr(A, "_meta", None)
+    if meta is not None and not isinstance(meta, np.ndarray):
+        raise TypeError(f"{name} is a dask array of {type(meta).__module__}.{type(meta).__name__} blocks; sparse "
+                        "or non-numpy blocks are not supported, dense numpy blocks are required")
+    if A.ndim not in ndims:
+        want = " or ".join(f"{d}-D" for d in ndims)
+        raise ValueError(f"{name} must be {want}; got a dask array of shape {A.shape}")
+    if A.dtype.kind not in kinds:
+        why = "complex data is not supported" if A.dtype.kind == "c" else "expected a numeric dtype"
+        raise ValueError(f"{name} has dtype {A.dtype}: {why}")
+    if any(np.isnan(s) for s in A.shape):
+        raise ValueError(f"{name} has unknown chunk sizes (shape {A.shape}); call {name}.compute_chunk_sizes() first")
+    if A.shape[0] < 1:
+        raise ValueError(f"Found array with 0 sample(s) (shape={A.shape}) while a minimum of 1 is required: "
+                         f"{name} has no rows")
+    if A.ndim == 2 and A.shape[1] < 1:
+        raise ValueError(f"Found array with 0 feature(s) (shape={A.shape}) while a minimum of 1 is required: "
+                         f"{name} has no columns")
+    return A
+
+
+
+def decision_dask(X, coef, intercept, n_features_in, estimator_name):
+    """Φ W + b blockwise on a dask ``X``: a lazy (n, k) dask array; the coefficients travel once."""
+    X = check_dask_array(X, "X")
+    if X.shape[1] != n_features_in:
+        raise ValueError(f"X has {X.shape[1]} features, but {estimator_name} is expecting "
+                         f"{n_features_in} features as input")
+    X = _as_row_chunked(X)
+    k = coef.shape[1]
+    state = _ship((coef, intercept), "delayed")
+    return X.map_blocks(_decision_block, state, dtype=np.float64,
+                        chunks=(X.chunks[0], (k,)), meta=np.empty((0, k)))
+
+
+def classes_dask(P, classes):
+    """The predicted class of every row of the lazy decision ``P``."""
+    return P.map_blocks(_class_block, classes, drop_axis=1, dtype=classes.dtype,
+                        meta=np.empty((0,), dtype=classes.dtype))
+
+
+def unique_dask(y):
+    """The distinct labels of a dask ``y`` (one pass over y only)."""
+    _, da = _dask()
+    return da.unique(y).compute()
+
+
+# what the core may ask for (orbitkernels.utils.dispatch.dask_call), registered on import
+register("fit_sample", fit_sample)
+register("transform", transform_dask)
+register("blocks", DaskBlocks)
+register("check_array", check_dask_array)
+register("decision", decision_dask)
+register("classes", classes_dask)
+register("unique", unique_dask)

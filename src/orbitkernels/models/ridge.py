@@ -1,0 +1,160 @@
+"""One ridge-path solver: regularised least squares (RLS) for a whole grid of α from one eigendecomposition.
+
+The RLS of GURLS, used by Mroueh et al. 2015 (§6) and Raj et al. 2017 (§4) on top of the orbit
+features, and by :class:`~orbitkernels.models.DistributedRidge`. **One convention**, scikit-learn's
+``Ridge(alpha)``::
+
+    min_{W, b}  ||Y - Φ W - 1 bᵀ||_F²  +  α ||W||_F²        (b unpenalised; 0 with fit_intercept=False)
+
+Other conventions convert at the call: GURLS / Mroueh §6 ``(1/n)||Y - ΦW||² + λ||W||²`` and the
+``λ n ||w||²`` of the Raj reproduction are both ``α = λ n``.
+
+With the centred Φc, Yc the solution is W = (ΦcᵀΦc + αI)⁻¹ ΦcᵀYc, b = ȳ - W ᵀ x̄. One eigendecomposition
+serves every α: of ΦcᵀΦc (primal, D × D) when D ≤ n, else of the Gram matrix ΦcΦcᵀ (dual, n × n);
+a Gram matrix of a kernel can be given directly (:meth:`RidgePath.fit_gram`). From the same
+decomposition the hat matrix H = 11ᵀ/n + Φc (ΦcᵀΦc + αI)⁻¹ Φcᵀ gives the exact leave-one-out residuals
+(y_i - ŷ_i) / (1 - H_ii) for every α (the LOO identity holds for any fixed quadratic penalty).
+
+Eigenvalues are clipped at 0 (a Gram matrix of float32 features, or an exact kernel evaluated with
+rounding, can be slightly indefinite) and those within rounding of zero after adding α are dropped:
+the minimum-norm solution, which is what scikit-learn's ``Ridge(alpha=0)`` returns for collinear X.
+"""
+from __future__ import annotations
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+__all__ = ["RidgePath"]
+
+
+def _eigh(A):
+    # One LAPACK thread: on the project's 2-core machines OpenBLAS' threaded syevd is several times slower
+    # than the single-threaded one (eigh of 2000 × 2000: 14 s on two threads, 4 s on one). numpy's syevd,
+    # the driver the recorded Raj results were computed with (tiny-λ LOO is ill-conditioned: another
+    # driver moves those residuals at the 1e-5 level).
+    with threadpool_limits(1):
+        evals, vecs = np.linalg.eigh(A)
+    return np.maximum(evals, 0.0), vecs
+
+
+class RidgePath:
+    """Ridge ``||Y - ΦW - 1bᵀ||² + α||W||²`` for every α of ``alphas``, multi-output.
+
+    Build it with :meth:`fit` (features), :meth:`fit_gram` (a Gram matrix, dual only) or
+    :meth:`from_moments` (n, means, centred ΦᵀΦ and ΦᵀY: what a distributed pass accumulates).
+    ``predict(X)`` gives (n_alphas, m, k), ``predict(X, i)`` (m, k) at ``alphas[i]``;
+    :meth:`loo_residuals` the exact leave-one-out residuals (after :meth:`fit` / :meth:`fit_gram`).
+    """
+
+    def __init__(self, alphas, *, fit_intercept=True):
+        self.alphas = np.atleast_1d(np.asarray(alphas, dtype=float))
+        self.fit_intercept = fit_intercept
+
+    # ------------------------------------------------------------------ construction
+    def _targets(self, Y, n):
+        Y = np.asarray(Y, dtype=np.float64)
+        Y = Y.reshape(n, -1)
+        self.y_mean_ = Y.mean(axis=0) if self.fit_intercept else np.zeros(Y.shape[1])
+        self.n_ = n
+        self._Yc = Y - self.y_mean_
+        return self._Yc
+
+    def _set(self, evals, vecs, proj, dual):
+        self.evals_, self.vecs_, self.proj_, self.dual_ = evals, vecs, proj, dual
+        # rounding noise of a rank-deficient matrix (numpy's pinv cut-off): 1/(λ_i + α) would give inf·0 = NaN
+        self.tol_ = float(evals.max(initial=0.0)) * max(len(evals), 1) * np.finfo(np.float64).eps
+        return self
+
+    def fit(self, X, Y):
+        """Primal (D ≤ n) or dual (D > n) eigendecomposition of the centred features ``X`` (n, D)."""
+        X = np.asarray(X, dtype=np.float64)
+        n, d = X.shape
+        Yc = self._targets(Y, n)
+        self.x_mean_ = X.mean(axis=0) if self.fit_intercept else np.zeros(d)
+        Xc = X - self.x_mean_
+        self.Xc_ = Xc
+        if d <= n:
+            evals, V = _eigh(Xc.T @ Xc)
+            return self._set(evals, V, V.T @ (Xc.T @ Yc), dual=False)
+        evals, U = _eigh(Xc @ Xc.T)
+        return self._set(evals, U, U.T @ Yc, dual=True)
+
+    def fit_gram(self, K, Y):
+        """Dual fit on a Gram matrix ``K`` (n, n), already centred in feature space by the caller when
+        ``fit_intercept`` (the intercept is then ȳ); predict with :meth:`predict_gram`."""
+        K = np.asarray(K, dtype=np.float64)
+        Yc = self._targets(Y, len(K))
+        self.x_mean_, self.Xc_ = None, None
+        evals, U = _eigh(K)
+        return self._set(evals, U, U.T @ Yc, dual=True)
+
+    @classmethod
+    def from_moments(cls, alphas, *, n, x_mean, y_mean, xtx, xty, fit_intercept=True):
+        """Primal solver from sufficient statistics: ``xtx`` = ΦcᵀΦc (D, D), ``xty`` = ΦcᵀYc (D, k),
+        centred on ``x_mean`` / ``y_mean`` (zeros without an intercept). No LOO (the rows are gone)."""
+        self = cls(alphas, fit_intercept=fit_intercept)
+        self.n_ = int(n)
+        self.x_mean_, self.y_mean_ = np.asarray(x_mean, float), np.asarray(y_mean, float)
+        self.Xc_, self._Yc = None, None
+        evals, V = _eigh(np.asarray(xtx, dtype=np.float64))
+        return self._set(evals, V, V.T @ np.asarray(xty, dtype=np.float64), dual=False)
+
+    # ------------------------------------------------------------------ solutions
+    def _inverse(self, i):
+        """1 / (λ_j + α_i) on the eigenvalues, 0 where that is within rounding of zero (minimum norm)."""
+        d = self.evals_ + self.alphas[i]
+        keep = d > self.tol_
+        return np.where(keep, 1.0 / np.where(keep, d, 1.0), 0.0)
+
+    def dual_coef(self, i):
+        """c with W = Φcᵀ c (dual solvers only): (n, k)."""
+        return self.vecs_ @ (self.proj_ * self._inverse(i)[:, None])
+
+    def coef(self, i):
+        """W (D, k) at ``alphas[i]``."""
+        if self.dual_:
+            return self.Xc_.T @ self.dual_coef(i)
+        return self.vecs_ @ (self.proj_ * self._inverse(i)[:, None])
+
+    def intercept(self, i):
+        return self.y_mean_ - self.x_mean_ @ self.coef(i)
+
+    def predict(self, X, index=None):
+        """Φ W + b at ``alphas[index]`` (m, k), or for every α (n_alphas, m, k) when ``index`` is None."""
+        Xc = np.asarray(X, dtype=np.float64) - self.x_mean_
+        if index is not None:
+            return Xc @ self.coef(index) + self.y_mean_
+        if not self.dual_:  # rotate once, then one small product per α
+            A = Xc @ self.vecs_
+            return np.stack([A @ (self.proj_ * self._inverse(i)[:, None]) for i in range(len(self.alphas))]) \
+                + self.y_mean_
+        return np.stack([Xc @ self.coef(i) for i in range(len(self.alphas))]) + self.y_mean_
+
+    def predict_gram(self, K_new, index=None):
+        """Predictions from the (m, n) kernel rows of new points against the training rows (dual only),
+        centred like the training Gram matrix by the caller."""
+        K_new = np.asarray(K_new, dtype=np.float64)
+        idx = range(len(self.alphas)) if index is None else [index]
+        P = np.stack([K_new @ self.dual_coef(i) for i in idx]) + self.y_mean_
+        return P if index is None else P[0]
+
+    # ------------------------------------------------------------------ leave-one-out
+    def loo_residuals(self, i):
+        """Exact leave-one-out residuals (n, k) at ``alphas[i]``: (y - ŷ) / (1 - H_ii), H including the
+        intercept's share 1/n."""
+        if getattr(self, "_Yc", None) is None:
+            raise ValueError("leave-one-out needs the training rows; this RidgePath was built from moments")
+        inv = self._inverse(i)
+        if self.dual_:  # H = U diag(s/(s+α)) Uᵀ on the centred Gram matrix
+            shrink = self.evals_ * inv
+            fitted = self.vecs_ @ (self.proj_ * shrink[:, None])
+            h = (self.vecs_ * self.vecs_) @ shrink
+        else:
+            B = getattr(self, "_B", None)
+            if B is None:
+                B = self._B = self.Xc_ @ self.vecs_
+            fitted = B @ (self.proj_ * inv[:, None])
+            h = (B * B) @ inv
+        if self.fit_intercept:
+            h = h + 1.0 / self.n_
+        return (self._Yc - fitted) / np.maximum(1.0 - h, 1e-12)[:, None]

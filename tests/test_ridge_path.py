@@ -1,0 +1,62 @@
+"""The one ridge-path solver (models/ridge.py): scikit-learn's Ridge(alpha) for every α of the grid,
+primal and dual, multi-output, exact leave-one-out, and the same solution from moments."""
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+
+from orbitkernels.models.ridge import RidgePath
+
+ALPHAS = [1e-3, 0.1, 1.0, 10.0]
+
+
+@pytest.mark.parametrize("n,d", [(40, 8), (15, 30)])  # primal (D <= n), dual (D > n)
+@pytest.mark.parametrize("intercept", [True, False])
+def test_equals_sklearn_ridge(n, d, intercept):
+    rng = np.random.RandomState(0)
+    X, Y, Xt = rng.randn(n, d) + 2, rng.randn(n, 3), rng.randn(7, d)
+    path = RidgePath(ALPHAS, fit_intercept=intercept).fit(X, Y)
+    assert path.dual_ == (d > n)
+    P = path.predict(Xt)
+    for i, a in enumerate(ALPHAS):
+        ref = Ridge(alpha=a, fit_intercept=intercept, solver="svd").fit(X, Y)
+        np.testing.assert_allclose(P[i], ref.predict(Xt), rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(path.coef(i), ref.coef_.T, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(path.intercept(i), np.broadcast_to(ref.intercept_, (3,)), rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(path.predict(Xt, i), P[i])
+
+
+@pytest.mark.parametrize("n,d", [(25, 6), (12, 20)])
+def test_loo_is_exact(n, d):
+    rng = np.random.RandomState(1)
+    X, Y = rng.randn(n, d), rng.randn(n, 2)
+    path = RidgePath(ALPHAS).fit(X, Y)
+    for i, a in enumerate(ALPHAS):
+        brute = np.array([Y[j] - Ridge(alpha=a, solver="svd").fit(np.delete(X, j, 0), np.delete(Y, j, 0))
+                          .predict(X[j:j + 1])[0] for j in range(n)])
+        np.testing.assert_allclose(path.loo_residuals(i), brute, rtol=1e-7, atol=1e-9)
+
+
+def test_from_moments_equals_fit():
+    rng = np.random.RandomState(2)
+    X, Y, Xt = rng.randn(50, 5) * 3 + 10, rng.randn(50, 2), rng.randn(4, 5)
+    mx, my = X.mean(0), Y.mean(0)
+    Xc, Yc = X - mx, Y - my
+    a = RidgePath(ALPHAS).fit(X, Y)
+    b = RidgePath.from_moments(ALPHAS, n=50, x_mean=mx, y_mean=my, xtx=Xc.T @ Xc, xty=Xc.T @ Yc)
+    np.testing.assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-10)
+    with pytest.raises(ValueError, match="moments"):
+        b.loo_residuals(0)
+
+
+def test_gram_dual_and_collinear_columns():
+    rng = np.random.RandomState(3)
+    X, y = rng.randn(20, 4), rng.randn(20)
+    Xc = X - X.mean(0)
+    g = RidgePath(ALPHAS).fit_gram(Xc @ Xc.T, y)
+    f = RidgePath(ALPHAS).fit(X, y)
+    Xt = rng.randn(3, 4)
+    np.testing.assert_allclose(g.predict_gram((Xt - X.mean(0)) @ Xc.T), f.predict(Xt), rtol=1e-9)
+    # α = 0 on collinear columns: the minimum-norm solution, as Ridge(alpha=0), not NaN
+    Z = np.c_[X, X[:, :1]]
+    p = RidgePath([0.0]).fit(Z, y)
+    np.testing.assert_allclose(p.predict(Z)[0, :, 0], Ridge(alpha=0.0, solver="svd").fit(Z, y).predict(Z), atol=1e-8)
