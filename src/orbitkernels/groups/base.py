@@ -489,27 +489,6 @@ class ProductGroup(Group):
         E = self._check_elements(E)
         return np.hstack([f.inverse(p) for f, p in zip(self.factors, self.split(E))])
 
-    def _act_inverse(self, X, E):
-        # (g1 ∘ ... ∘ gk)^{-1} = gk^{-1} ∘ ... ∘ g1^{-1}: g1^{-1} acts first.
-        fused = _try_fuse(self)
-        if fused is not None:
-            return fused._act_inverse(X, E)
-        parts = self.split(E)
-        r, n = len(E), len(X)
-        Y = self.factors[0]._act_inverse(X, parts[0])  # (r, n, d)
-        for f, p in zip(self.factors[1:], parts[1:]):
-            Y = f._act_inverse_each(Y.reshape(r * n, -1), np.repeat(p, n, axis=0)).reshape(r, n, -1)
-        return Y
-
-    def _act_inverse_each(self, X, E):
-        fused = _try_fuse(self)
-        if fused is not None:
-            return fused._act_inverse_each(X, E)
-        Y = X
-        for f, p in zip(self.factors, self.split(E)):
-            Y = f._act_inverse_each(Y, p)
-        return Y
-
     def _commutes(self, conjugation_ok=False):
         for i, a in enumerate(self.factors):
             for b in self.factors[i + 1 :]:
@@ -518,26 +497,45 @@ class ProductGroup(Group):
                     return False
         return True
 
-    def _act(self, X, E):
+    def _steps(self, E, inverse):
+        """(factor, its parameters) in the order they act: g1 ∘ ... ∘ gk applies gk first;
+        its inverse gk^{-1} ∘ ... ∘ g1^{-1} applies g1^{-1} first."""
+        steps = list(zip(self.factors, self.split(E)))
+        return steps if inverse else steps[::-1]
+
+    def _compose(self, X, E, inverse):
+        """Every element (or its inverse) on every row: the first factor on all rows, the rest row by row."""
         fused = _try_fuse(self)
         if fused is not None:
-            return fused._act(X, E)
-        parts = self.split(E)
+            return fused._act_inverse(X, E) if inverse else fused._act(X, E)
+        (f, p), *rest = self._steps(E, inverse)
         r, n = len(E), len(X)
-        Y = self.factors[-1]._act(X, parts[-1])  # (r, n, d)
-        for f, p in zip(self.factors[-2::-1], parts[-2::-1]):
-            Y = f._act_each(Y.reshape(r * n, -1), np.repeat(p, n, axis=0)).reshape(r, n, -1)
+        Y = (f._act_inverse if inverse else f._act)(X, p)  # (r, n, d)
+        for f, p in rest:
+            each = f._act_inverse_each if inverse else f._act_each
+            Y = each(Y.reshape(r * n, -1), np.repeat(p, n, axis=0)).reshape(r, n, -1)
         return Y
 
-    def _act_each(self, X, E):
+    def _compose_each(self, X, E, inverse):
         fused = _try_fuse(self)
         if fused is not None:
-            return fused._act_each(X, E)
-        parts = self.split(E)
+            return fused._act_inverse_each(X, E) if inverse else fused._act_each(X, E)
         Y = X
-        for f, p in zip(self.factors[::-1], parts[::-1]):
-            Y = f._act_each(Y, p)
+        for f, p in self._steps(E, inverse):
+            Y = (f._act_inverse_each if inverse else f._act_each)(Y, p)
         return Y
+
+    def _act(self, X, E):
+        return self._compose(X, E, inverse=False)
+
+    def _act_each(self, X, E):
+        return self._compose_each(X, E, inverse=False)
+
+    def _act_inverse(self, X, E):
+        return self._compose(X, E, inverse=True)
+
+    def _act_inverse_each(self, X, E):
+        return self._compose_each(X, E, inverse=True)
 
     @property
     def is_unitary(self):
