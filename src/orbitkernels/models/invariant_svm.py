@@ -56,6 +56,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..groups.base import Group
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
@@ -69,7 +70,7 @@ from ..utils.validation import (
     scale_gamma,
 )
 
-__all__ = ["InvariantSVC", "Identity", "IDENTITY", "zero_one_cost", "unit_margin"]
+__all__ = ["InvariantSVC", "GroupElement", "Identity", "IDENTITY", "zero_one_cost", "unit_margin"]
 
 
 class Identity:
@@ -101,11 +102,49 @@ def unit_margin(y, y_prime):
     return 1.0
 
 
+class GroupElement:
+    """One element ``g`` of a :class:`~orbitkernels.groups.Group` as a transformation ``X -> g X``.
+
+    A finite group given as ``transformations`` becomes the finite invariance set
+    S of Eq. (2) through these (its identity is the always-included
+    :data:`IDENTITY`); ``cost(y, y', s)`` receives them as ``s``.
+    """
+
+    def __init__(self, group, element):
+        self.group = group
+        self.element = np.asarray(element, dtype=np.float64).reshape(-1)
+
+    def __call__(self, X):
+        return self.group.act(X, self.element[None, :])[0]
+
+    def __repr__(self):
+        return f"GroupElement({self.group!r}, {self.element.tolist()})"
+
+
+def _group_transformations(group, where):
+    """The non-identity elements of a finite group as :class:`GroupElement` callables."""
+    if not group.is_finite:
+        raise ValueError(
+            f"transformations{where} is the infinite group {group!r}: column generation over a finite "
+            "set needs a finite group (e.g. group.grid_subgroup(n)) or an oracle"
+        )
+    E = np.atleast_2d(np.asarray(group.elements(), dtype=np.float64))
+    e0 = np.asarray(group.identity(), dtype=np.float64).reshape(-1)
+    # the identity is IDENTITY, already first in every list
+    return [GroupElement(group, e) for e in E if not np.allclose(e, e0)]
+
+
+def _as_list(lst):
+    return lst if isinstance(lst, Group) else list(lst)
+
+
 def _transformation_lists(transformations, classes):
     """Per class: [IDENTITY, T1, T2, ...] (identity first, duplicates of it dropped)."""
     def clean(lst, where):
         if lst is None:
             lst = []
+        if isinstance(lst, Group):
+            lst = _group_transformations(lst, where)
         if callable(lst) and not isinstance(lst, (list, tuple)):
             raise ValueError(f"transformations{where} must be a list of callables, got a single callable")
         out = [IDENTITY]
@@ -123,11 +162,11 @@ def _transformation_lists(transformations, classes):
         if unknown:
             raise ValueError(f"transformations has keys {unknown[:5]} that are not labels of y")
         return [clean(transformations.get(c, []), f"[{c!r}]") for c in classes]
-    if isinstance(transformations, (list, tuple)):
+    if isinstance(transformations, (list, tuple, Group)):
         lst = clean(transformations, "")
         return [lst for _ in classes]
     if callable(transformations):
-        return [clean(list(transformations(c)), f"({c!r})") for c in classes]
+        return [clean(_as_list(transformations(c)), f"({c!r})") for c in classes]
     raise ValueError(
         "transformations must be None, a list of callables, a dict {label: [callables]} "
         f"or a callable label -> list; got {type(transformations).__name__}"
@@ -218,11 +257,12 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         negative γ<x, z> + c0 is NaN).
     coef0 : float
         Kernel parameter of "poly" / "sigmoid".
-    transformations : None, list of callables, dict or callable
+    transformations : None, list of callables, finite Group, dict or callable
         The finite invariance set S (identity always included). Each callable
-        maps a 2-D array of rows to an array of the same shape. A dict
-        ``{label: [callables]}`` or a callable ``label -> [callables]`` makes the
-        set label-dependent.
+        maps a 2-D array of rows to an array of the same shape. A finite
+        :class:`~orbitkernels.groups.Group` stands for all its elements (as
+        :class:`GroupElement` callables). A dict ``{label: [callables] or Group}``
+        or a callable ``label -> [callables]`` makes the set label-dependent.
     oracle : callable, optional
         ``oracle(model, x, y) -> (x_transformed, y_prime)`` (or with a third item
         ``s`` passed to ``cost``): the worst case of Eq. (2) for the current
@@ -274,7 +314,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         "gamma": [positive_real_constraint(), StrOptions({"scale", "auto"})],
         "degree": [count_constraint(1)],
         "coef0": [finite_real_constraint()],
-        "transformations": [list, tuple, dict, callable, None],
+        "transformations": [list, tuple, dict, Group, callable, None],
         "oracle": [callable, None],
         "margin_scale": [callable, None],
         "cost": [callable, None],
