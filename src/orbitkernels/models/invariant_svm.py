@@ -418,6 +418,132 @@ class _WorkingSetDual:
         return sv, coef
 
 
+class _FiniteCandidates:
+    """Candidate source of Algorithm 1 for a finite invariance set: every
+    transformed copy ``s(x_i)``, ``s in S``, is a kernel row of the cache, so the
+    most violated constraints of a batch of examples are read off ``dual.F``."""
+
+    def __init__(self, est, X, yi):
+        self.est, self.yi, self.m, self.nc = est, yi, X.shape[0], len(est.classes_)
+        self.Xc, self.ex, _, self.ptr, self.D = est._candidates(X, yi)
+        self.n_rows = n_cand = len(self.Xc)
+        dtype = np.float64 if n_cand <= 4000 else np.float32  # kernel cache precision
+        self.Xk = self.Xc.astype(dtype)
+        self.sq = np.einsum("ij,ij->i", self.Xk, self.Xk) if est._is_rbf() else None
+        if self.sq is not None:
+            m2 = max_sq_norm(self.Xc)
+            check_rbf_precision(type(est).__name__, est._gamma, m2, m2, dtype)
+        self.K = _Growing(n_cand, dtype=dtype)  # cached kernel columns of V against every candidate
+        self.vec_of_cand = np.full(n_cand, -1, dtype=np.int64)
+
+    def add_violators(self, dual, C, tol):
+        est, yi, m, nc, ex, ptr, D = self.est, self.yi, self.m, self.nc, self.ex, self.ptr, self.D
+        G, vec_of_cand = est._G, self.vec_of_cand
+        kmax = int(est.max_constraints_per_pass)
+        batch = max(1, int(est.batch_size))
+        n_added = 0
+        for start in range(0, m, batch):
+            exb = np.arange(start, min(m, start + batch))
+            rows = np.arange(ptr[exb[0]], ptr[exb[-1] + 1])
+            Fr = dual.F[rows]
+            Hc = G[yi[ex[rows]]] * (Fr - Fr[np.arange(len(rows)), yi[ex[rows]]][:, None]) + D[rows]
+            xi = np.zeros(m)
+            if dual.nv:
+                hi, _ = dual.violations(yi, m, C)
+                xi = hi
+            flat = Hc.ravel()
+            grp = np.repeat(ex[rows], nc)
+            idx = np.flatnonzero(flat > xi[grp] + tol)
+            if idx.size == 0:
+                continue
+            pick = idx[_topk_per_group(flat[idx], grp[idx], m, kmax)]
+            c_idx, yp = np.divmod(pick, nc)
+            c_idx = rows[c_idx]
+            new_c = np.unique(c_idx[vec_of_cand[c_idx] < 0])
+            if new_c.size:  # cache the kernel columns of the new transformed vectors
+                n_old = len(dual.row_of_vec)
+                vec_of_cand[new_c] = np.arange(n_old, n_old + new_c.size)
+                dual.row_of_vec = np.concatenate([dual.row_of_vec, new_c])
+                self.K.append_columns(est._kernel_cached(self.Xk, self.sq, new_c))
+                dual.add_vectors(new_c.size)
+            for e in np.unique(ex[c_idx]):
+                sel = ex[c_idx] == e
+                for c, y2 in zip(c_idx[sel], yp[sel]):
+                    dual.add_var(e, c, vec_of_cand[c], y2, G[yi[e], y2], D[c, y2])
+                    n_added += 1
+                # Algorithm 1: optimise (6) over alpha_iz, z in S_i
+                dual.solve_block([e], yi, C, dual.block_solver)
+        return n_added
+
+    def loss_sum(self, dual):
+        """Summed loss (2) over the whole finite set (for the primal objective)."""
+        yi, ex = self.yi, self.ex
+        Hc = self.est._G[yi[ex]] * (dual.F - dual.F[np.arange(self.n_rows), yi[ex]][:, None]) + self.D
+        loss = np.full(self.m, -np.inf)
+        np.maximum.at(loss, ex, Hc.max(axis=1))
+        return loss.sum()
+
+    def vectors(self, dual):
+        return self.Xc[dual.row_of_vec]
+
+
+class _OracleCandidates:
+    """Candidate source of Algorithm 1 from ``oracle(model, x, y) -> (x', y'[, s])``:
+    the worst case of Eq. (2) for the current model, one example at a time; each
+    returned vector becomes a row and a column of a square kernel cache."""
+
+    n_rows = 0
+
+    def __init__(self, est, X, yi):
+        self.est, self.X, self.yi = est, X, yi
+        self.cls_index = {c: k for k, c in enumerate(est.classes_.tolist())}
+        self.K = _Growing(0, square=True)
+        self.Vdata = np.zeros((0, X.shape[1]))
+        self.loss = np.zeros(X.shape[0])
+
+    def add_violators(self, dual, C, tol):
+        est, X, yi, K = self.est, self.X, self.yi, self.K
+        G, nc, n_added = est._G, len(est.classes_), 0
+        for i in range(X.shape[0]):
+            Vdata = self.Vdata
+            out = est.oracle(_CurrentModel(est, Vdata, dual.coef), X[i].copy(), est.classes_[yi[i]])
+            if not isinstance(out, tuple) or len(out) not in (2, 3):
+                raise ValueError("oracle must return (x_transformed, y_prime) or (x, y_prime, s)")
+            xt = np.asarray(out[0], dtype=np.float64).reshape(-1)
+            if xt.shape[0] != X.shape[1] or not np.isfinite(xt).all():
+                raise ValueError(f"oracle returned a vector of shape {np.shape(out[0])} or with NaN/inf")
+            if out[1] not in self.cls_index:
+                raise ValueError(f"oracle returned y_prime={out[1]!r}, not a label of y")
+            c2 = self.cls_index[out[1]]
+            s = out[2] if len(out) == 3 else None
+            kx = est._kernel(xt[None, :], Vdata)[0] if len(Vdata) else np.zeros(0)
+            f = kx @ dual.coef if len(Vdata) else np.zeros(nc)
+            d = est._cost(est.classes_[yi[i]], out[1], s)
+            H = G[yi[i], c2] * (f[c2] - f[yi[i]]) + d
+            Si = np.asarray(dual.ex_vars[i], dtype=np.int64)
+            xi = max(0.0, float(dual.H(Si, yi).max())) if Si.size else 0.0
+            self.loss[i] = max(H, xi)
+            if H <= xi + tol:
+                continue
+            n_old = len(Vdata)
+            self.Vdata = np.vstack([Vdata, xt[None, :]])
+            K.append_square(kx, float(est._kernel(xt[None, :], xt[None, :])[0, 0]))
+            dual.add_vectors(1)
+            dual.F = np.vstack([dual.F, f[None, :]])
+            dual.row_of_vec = np.arange(len(self.Vdata))
+            dual.add_var(i, n_old, n_old, c2, G[yi[i], c2], d)
+            n_added += 1
+            dual.solve_block([i], yi, C, dual.block_solver)  # Algorithm 1
+        return n_added
+
+    def loss_sum(self, dual):
+        """Summed loss (2) with the oracle's worst cases of the last pass."""
+        return np.maximum(self.loss, 0.0).sum()
+
+    def vectors(self, dual):
+        return self.Vdata
+
+
 class _CurrentModel:
     """What an oracle sees of the model being fitted: ``class_scores`` (``f`` of Eq. 8
     for the current dual weights, or the current Pegasos ``coef_``), ``classes_`` and,
@@ -673,10 +799,8 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
             self._cost_table = self._build_cost_table()
         if self.solver == "pegasos":
             self._fit_pegasos(X, yi)
-        elif self.oracle is None:
-            self._fit_cg_finite(X, yi)
         else:
-            self._fit_cg_oracle(X, yi)
+            self._fit_column_generation(X, yi)
         return self
 
     def _solvers(self):
@@ -688,63 +812,25 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         return block, "clarabel" if "clarabel" in qpsolvers.available_solvers else block
 
     # -- Algorithm 1, finite transformation set --------------------------------
-    def _fit_cg_finite(self, X, yi):
+    def _fit_column_generation(self, X, yi):
+        """Algorithm 1 (SVMStruct): one loop for both candidate sources.
+
+        Each pass adds, per example, the constraints violated by more than
+        ``xi_i + tol`` (each followed by an exact QP over that example's working
+        set, Algorithm 1's inner step), then re-optimises the union of the working
+        sets: a few sweeps while constraints are being added, a thorough "polish"
+        once a pass adds none; it has converged when a pass after the polish
+        again adds none.
+        """
         C, tol = float(self.C), float(self.tol)
         m, nc = X.shape[0], len(self.classes_)
         block_solver, union_solver = self._solvers()
-        Xc, ex, tr, ptr, D = self._candidates(X, yi)
-        n_cand = len(Xc)
-        dtype = np.float64 if n_cand <= 4000 else np.float32  # kernel cache precision
-        Xk = Xc.astype(dtype)
-        sq = np.einsum("ij,ij->i", Xk, Xk) if self._is_rbf() else None
-        if sq is not None:
-            m2 = max_sq_norm(Xc)
-            check_rbf_precision(type(self).__name__, self._gamma, m2, m2, dtype)
-        G = self._G
-        K = _Growing(n_cand, dtype=dtype)  # cached kernel columns of V against every candidate
-        dual = _WorkingSetDual(m, nc, n_cand, K, block_solver, union_solver, self.qp_chunk_size)
-        cand_of_vec = np.zeros(0, dtype=np.int64)
-        dual.row_of_vec = cand_of_vec
-        vec_of_cand = np.full(n_cand, -1, dtype=np.int64)
-        kmax = int(self.max_constraints_per_pass)
-        batch = max(1, int(self.batch_size))
-        converged = False
-        polished = False
+        source = (_FiniteCandidates if self.oracle is None else _OracleCandidates)(self, X, yi)
+        dual = _WorkingSetDual(m, nc, source.n_rows, source.K, block_solver, union_solver, self.qp_chunk_size)
+        converged = polished = False
         n_pass = 0
         for n_pass in range(1, int(self.max_iter) + 1):
-            n_added = 0
-            for start in range(0, m, batch):
-                exb = np.arange(start, min(m, start + batch))
-                rows = np.arange(ptr[exb[0]], ptr[exb[-1] + 1])
-                Fr = dual.F[rows]
-                Hc = G[yi[ex[rows]]] * (Fr - Fr[np.arange(len(rows)), yi[ex[rows]]][:, None]) + D[rows]
-                xi = np.zeros(m)
-                if dual.nv:
-                    hi, _ = dual.violations(yi, m, C)
-                    xi = hi
-                flat = Hc.ravel()
-                grp = np.repeat(ex[rows], nc)
-                idx = np.flatnonzero(flat > xi[grp] + tol)
-                if idx.size == 0:
-                    continue
-                pick = idx[_topk_per_group(flat[idx], grp[idx], m, kmax)]
-                c_idx, yp = np.divmod(pick, nc)
-                c_idx = rows[c_idx]
-                new_c = np.unique(c_idx[vec_of_cand[c_idx] < 0])
-                if new_c.size:  # cache the kernel columns of the new transformed vectors
-                    n_old = len(cand_of_vec)
-                    vec_of_cand[new_c] = np.arange(n_old, n_old + new_c.size)
-                    cand_of_vec = np.concatenate([cand_of_vec, new_c])
-                    K.append_columns(self._kernel_cached(Xk, sq, new_c))
-                    dual.coef = np.vstack([dual.coef, np.zeros((new_c.size, nc))])
-                dual.row_of_vec = cand_of_vec
-                for e in np.unique(ex[c_idx]):
-                    sel = ex[c_idx] == e
-                    for c, y2 in zip(c_idx[sel], yp[sel]):
-                        dual.add_var(e, c, vec_of_cand[c], y2, G[yi[e], y2], D[c, y2])
-                        n_added += 1
-                    # Algorithm 1: optimise (6) over alpha_iz, z in S_i
-                    dual.solve_block([e], yi, C, dual.block_solver)
+            n_added = source.add_violators(dual, C, tol)
             if n_added == 0 and polished:
                 converged = True
                 break
@@ -753,16 +839,11 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
             n_solves = dual.optimize_union(yi, m, C, tol * 0.5, 100 if polished else 2)
             if self.verbose:
                 print(f"[InvariantSVC] pass {n_pass}: +{n_added} constraints, {dual.nv} in all, "
-                      f"{len(cand_of_vec)} vectors, {n_solves} union QP steps")
+                      f"{len(dual.row_of_vec)} vectors, {n_solves} union QP steps")
         if not converged:
             warnings.warn(f"InvariantSVC did not converge in max_iter={self.max_iter} passes",
                           ConvergenceWarning, stacklevel=3)
-        # objectives over the whole finite set
-        Hc = G[yi[ex]] * (dual.F - dual.F[np.arange(n_cand), yi[ex]][:, None]) + D
-        loss = np.full(m, -np.inf)
-        np.maximum.at(loss, ex, Hc.max(axis=1))
-        dual.row_of_vec = cand_of_vec
-        self._set_fitted(dual, loss.sum(), C, Xc[cand_of_vec], n_pass, converged)
+        self._set_fitted(dual, source.loss_sum(dual), C, source.vectors(dual), n_pass, converged)
 
     def _is_rbf(self):
         return isinstance(self.kernel, str) and self.kernel == "rbf"
@@ -779,63 +860,6 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         out *= -self._gamma
         np.exp(out, out=out)
         return out
-
-    # -- Algorithm 1 with a worst-case oracle -----------------------------------
-    def _fit_cg_oracle(self, X, yi):
-        C, tol = float(self.C), float(self.tol)
-        m, nc = X.shape[0], len(self.classes_)
-        block_solver, union_solver = self._solvers()
-        G = self._G
-        cls_index = {c: k for k, c in enumerate(self.classes_.tolist())}
-        K = _Growing(0, square=True)
-        dual = _WorkingSetDual(m, nc, 0, K, block_solver, union_solver, self.qp_chunk_size)
-        dual.row_of_vec = np.zeros(0, dtype=np.int64)
-        Vdata = np.zeros((0, X.shape[1]))
-        converged = False
-        polished = False
-        n_pass = 0
-        loss = np.zeros(m)
-        for n_pass in range(1, int(self.max_iter) + 1):
-            n_added = 0
-            for i in range(m):
-                view = _CurrentModel(self, Vdata, dual.coef)
-                out = self.oracle(view, X[i].copy(), self.classes_[yi[i]])
-                if not isinstance(out, tuple) or len(out) not in (2, 3):
-                    raise ValueError("oracle must return (x_transformed, y_prime) or (x, y_prime, s)")
-                xt = np.asarray(out[0], dtype=np.float64).reshape(-1)
-                if xt.shape[0] != X.shape[1] or not np.isfinite(xt).all():
-                    raise ValueError(f"oracle returned a vector of shape {np.shape(out[0])} or with NaN/inf")
-                if out[1] not in cls_index:
-                    raise ValueError(f"oracle returned y_prime={out[1]!r}, not a label of y")
-                c2 = cls_index[out[1]]
-                s = out[2] if len(out) == 3 else None
-                kx = self._kernel(xt[None, :], Vdata)[0] if len(Vdata) else np.zeros(0)
-                f = kx @ dual.coef if len(Vdata) else np.zeros(nc)
-                d = self._cost(self.classes_[yi[i]], out[1], s)
-                H = G[yi[i], c2] * (f[c2] - f[yi[i]]) + d
-                Si = np.asarray(dual.ex_vars[i], dtype=np.int64)
-                xi = max(0.0, float(dual.H(Si, yi).max())) if Si.size else 0.0
-                loss[i] = max(H, xi)
-                if H <= xi + tol:
-                    continue
-                n_old = len(Vdata)
-                Vdata = np.vstack([Vdata, xt[None, :]])
-                K.append_square(kx, float(self._kernel(xt[None, :], xt[None, :])[0, 0]))
-                dual.coef = np.vstack([dual.coef, np.zeros((1, nc))])
-                dual.F = np.vstack([dual.F, f[None, :]])
-                dual.row_of_vec = np.arange(len(Vdata))
-                dual.add_var(i, n_old, n_old, c2, G[yi[i], c2], d)
-                n_added += 1
-                dual.solve_block([i], yi, C, dual.block_solver)  # Algorithm 1
-            if n_added == 0 and polished:
-                converged = True
-                break
-            polished = n_added == 0
-            dual.optimize_union(yi, m, C, tol * 0.5, 100 if polished else 2)
-        if not converged:
-            warnings.warn(f"InvariantSVC did not converge in max_iter={self.max_iter} passes",
-                          ConvergenceWarning, stacklevel=3)
-        self._set_fitted(dual, np.maximum(loss, 0.0).sum(), C, Vdata, n_pass, converged)
 
     def _set_fitted(self, dual, loss_sum, C, Vdata, n_pass, converged):
         """The fitted attributes of Algorithm 1, all set here once the loop is done."""
