@@ -291,3 +291,15 @@ def test_infinite_group_is_refused():
     X = np.random.default_rng(0).standard_normal((6, 16))
     with pytest.raises(ValueError, match="finite"):
         InvariantSVC(transformations=ImageRotation((4, 4))).fit(X, [0, 1] * 3)
+
+
+def test_sampled_infinite_group():
+    from orbitkernels.groups import ImageRotation
+
+    rng = np.random.default_rng(1)
+    X = rng.random((12, 16))
+    y = np.repeat([0, 1], 6)
+    model = InvariantSVC(transformations=ImageRotation((4, 4)), n_transformations=3, random_state=0).fit(X, y)
+    assert len(model._tlists[0]) == 4  # identity and 3 sampled rotations
+    again = InvariantSVC(transformations=ImageRotation((4, 4)), n_transformations=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.decision_function(X), again.decision_function(X))

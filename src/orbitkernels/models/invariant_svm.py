@@ -121,14 +121,19 @@ class GroupElement:
         return f"GroupElement({self.group!r}, {self.element.tolist()})"
 
 
-def _group_transformations(group, where):
-    """The non-identity elements of a finite group as :class:`GroupElement` callables."""
-    if not group.is_finite:
+def _group_transformations(group, where, n_sample=None, random_state=None):
+    """The non-identity elements of a finite group, or ``n_sample`` elements drawn
+    from an infinite one (shared by all examples), as :class:`GroupElement` callables."""
+    if group.is_finite:
+        E = np.atleast_2d(np.asarray(group.elements(), dtype=np.float64))
+    elif n_sample is not None:
+        E = np.atleast_2d(np.asarray(group.sample(int(n_sample), random_state=random_state), dtype=np.float64))
+    else:
         raise ValueError(
             f"transformations{where} is the infinite group {group!r}: column generation over a finite "
-            "set needs a finite group (e.g. group.grid_subgroup(n)) or an oracle"
+            "set needs a finite group (e.g. group.grid_subgroup(n)), n_transformations sampled elements "
+            "or an oracle"
         )
-    E = np.atleast_2d(np.asarray(group.elements(), dtype=np.float64))
     e0 = np.asarray(group.identity(), dtype=np.float64).reshape(-1)
     # the identity is IDENTITY, already first in every list
     return [GroupElement(group, e) for e in E if not np.allclose(e, e0)]
@@ -138,13 +143,13 @@ def _as_list(lst):
     return lst if isinstance(lst, Group) else list(lst)
 
 
-def _transformation_lists(transformations, classes):
+def _transformation_lists(transformations, classes, n_sample=None, random_state=None):
     """Per class: [IDENTITY, T1, T2, ...] (identity first, duplicates of it dropped)."""
     def clean(lst, where):
         if lst is None:
             lst = []
         if isinstance(lst, Group):
-            lst = _group_transformations(lst, where)
+            lst = _group_transformations(lst, where, n_sample, random_state)
         if callable(lst) and not isinstance(lst, (list, tuple)):
             raise ValueError(f"transformations{where} must be a list of callables, got a single callable")
         out = [IDENTITY]
@@ -614,6 +619,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     qp_chunk_size : int
         Largest QP handed to the solver at once; a larger union of working sets
         is re-optimised by exact block steps over the most violating examples.
+    n_transformations : int, optional
+        With an infinite Group as ``transformations``: the number of its elements
+        sampled once (``random_state``) to make the finite set S.
     random_state : int, RandomState or None
         Example order of Pegasos.
     verbose : bool
@@ -653,6 +661,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         "batch_size": [count_constraint()],
         "qp_solver": [str, None],
         "qp_chunk_size": [count_constraint()],
+        "n_transformations": [count_constraint(), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
     }
@@ -661,7 +670,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
                  transformations=None, oracle=None, margin_scale=None, cost=None,
                  solver="column_generation", tol=1e-3, max_iter=100,
                  max_constraints_per_pass=1, batch_size=64, qp_solver=None, qp_chunk_size=300,
-                 random_state=None, verbose=False):
+                 random_state=None, verbose=False, n_transformations=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -679,6 +688,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         self.qp_solver = qp_solver
         self.qp_chunk_size = qp_chunk_size
         self.random_state = random_state
+        self.n_transformations = n_transformations
         self.verbose = verbose
 
     # ------------------------------------------------------------------ utils
@@ -795,7 +805,8 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         self._degree, self._coef0, self._kernel_fitted = int(self.degree), float(self.coef0), self.kernel
         self._G = self._margin_matrix()
         if self.oracle is None:
-            self._tlists = _transformation_lists(self.transformations, self.classes_)
+            self._tlists = _transformation_lists(self.transformations, self.classes_,
+                                                 self.n_transformations, self.random_state)
             self._cost_table = self._build_cost_table()
         if self.solver == "pegasos":
             self._fit_pegasos(X, yi)
