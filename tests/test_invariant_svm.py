@@ -257,3 +257,49 @@ def test_sklearn_conformity_pipeline_and_gridsearch():
     gs = GridSearchCV(pipe, {"invariantsvc__C": [0.1, 10.0]}, cv=3).fit(X, y)
     assert gs.best_score_ > 0.8
     assert gs.predict(X).shape == y.shape
+
+
+class Roll:
+    """x -> x cyclically shifted by k features (np.roll)."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, X):
+        return np.roll(X, self.k, axis=1)
+
+
+def test_finite_group_equals_its_elements_as_callables():
+    # a finite Group stands for all its elements: same fit as the callables
+    from orbitkernels.groups import CyclicShift
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((18, 4))
+    y = np.repeat([0, 1, 2], 6)
+    a = InvariantSVC(C=1.0, transformations=CyclicShift(4), tol=1e-6).fit(X, y)
+    b = InvariantSVC(C=1.0, transformations=[Roll(1), Roll(2), Roll(3)], tol=1e-6).fit(X, y)
+    assert np.allclose(a.decision_function(X), b.decision_function(X), atol=1e-6)
+    assert abs(a.primal_objective_ - b.primal_objective_) < 1e-6
+    # label-dependent: a group for one label only
+    c = InvariantSVC(C=1.0, transformations={0: CyclicShift(4)}, tol=1e-6).fit(X, y)
+    assert np.all(np.isfinite(c.decision_function(X)))
+
+
+def test_infinite_group_is_refused():
+    from orbitkernels.groups import ImageRotation
+
+    X = np.random.default_rng(0).standard_normal((6, 16))
+    with pytest.raises(ValueError, match="finite"):
+        InvariantSVC(transformations=ImageRotation((4, 4))).fit(X, [0, 1] * 3)
+
+
+def test_sampled_infinite_group():
+    from orbitkernels.groups import ImageRotation
+
+    rng = np.random.default_rng(1)
+    X = rng.random((12, 16))
+    y = np.repeat([0, 1], 6)
+    model = InvariantSVC(transformations=ImageRotation((4, 4)), n_transformations=3, random_state=0).fit(X, y)
+    assert len(model._tlists[0]) == 4  # identity and 3 sampled rotations
+    again = InvariantSVC(transformations=ImageRotation((4, 4)), n_transformations=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.decision_function(X), again.decision_function(X))

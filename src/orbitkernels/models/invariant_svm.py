@@ -56,6 +56,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..groups.base import Group
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
@@ -69,7 +70,7 @@ from ..utils.validation import (
     scale_gamma,
 )
 
-__all__ = ["InvariantSVC", "Identity", "IDENTITY", "zero_one_cost", "unit_margin"]
+__all__ = ["InvariantSVC", "GroupElement", "Identity", "IDENTITY", "zero_one_cost", "unit_margin"]
 
 
 class Identity:
@@ -101,11 +102,54 @@ def unit_margin(y, y_prime):
     return 1.0
 
 
-def _transformation_lists(transformations, classes):
+class GroupElement:
+    """One element ``g`` of a :class:`~orbitkernels.groups.Group` as a transformation ``X -> g X``.
+
+    A finite group given as ``transformations`` becomes the finite invariance set
+    S of Eq. (2) through these (its identity is the always-included
+    :data:`IDENTITY`); ``cost(y, y', s)`` receives them as ``s``.
+    """
+
+    def __init__(self, group, element):
+        self.group = group
+        self.element = np.asarray(element, dtype=np.float64).reshape(-1)
+
+    def __call__(self, X):
+        return self.group.act(X, self.element[None, :])[0]
+
+    def __repr__(self):
+        return f"GroupElement({self.group!r}, {self.element.tolist()})"
+
+
+def _group_transformations(group, where, n_sample=None, random_state=None):
+    """The non-identity elements of a finite group, or ``n_sample`` elements drawn
+    from an infinite one (shared by all examples), as :class:`GroupElement` callables."""
+    if group.is_finite:
+        E = np.atleast_2d(np.asarray(group.elements(), dtype=np.float64))
+    elif n_sample is not None:
+        E = np.atleast_2d(np.asarray(group.sample(int(n_sample), random_state=random_state), dtype=np.float64))
+    else:
+        raise ValueError(
+            f"transformations{where} is the infinite group {group!r}: column generation over a finite "
+            "set needs a finite group (e.g. group.grid_subgroup(n)), n_transformations sampled elements "
+            "or an oracle"
+        )
+    e0 = np.asarray(group.identity(), dtype=np.float64).reshape(-1)
+    # the identity is IDENTITY, already first in every list
+    return [GroupElement(group, e) for e in E if not np.allclose(e, e0)]
+
+
+def _as_list(lst):
+    return lst if isinstance(lst, Group) else list(lst)
+
+
+def _transformation_lists(transformations, classes, n_sample=None, random_state=None):
     """Per class: [IDENTITY, T1, T2, ...] (identity first, duplicates of it dropped)."""
     def clean(lst, where):
         if lst is None:
             lst = []
+        if isinstance(lst, Group):
+            lst = _group_transformations(lst, where, n_sample, random_state)
         if callable(lst) and not isinstance(lst, (list, tuple)):
             raise ValueError(f"transformations{where} must be a list of callables, got a single callable")
         out = [IDENTITY]
@@ -123,11 +167,11 @@ def _transformation_lists(transformations, classes):
         if unknown:
             raise ValueError(f"transformations has keys {unknown[:5]} that are not labels of y")
         return [clean(transformations.get(c, []), f"[{c!r}]") for c in classes]
-    if isinstance(transformations, (list, tuple)):
+    if isinstance(transformations, (list, tuple, Group)):
         lst = clean(transformations, "")
         return [lst for _ in classes]
     if callable(transformations):
-        return [clean(list(transformations(c)), f"({c!r})") for c in classes]
+        return [clean(_as_list(transformations(c)), f"({c!r})") for c in classes]
     raise ValueError(
         "transformations must be None, a list of callables, a dict {label: [callables]} "
         f"or a callable label -> list; got {type(transformations).__name__}"
@@ -199,6 +243,334 @@ class _Growing:
         return self._buf[:, : self.n]
 
 
+class _WorkingSetDual:
+    """The dual (6) of Eq. (5) restricted to the working sets S_i of Algorithm 1.
+
+    Variables, one per constraint ``(i, s, y')`` added so far: example ``ex``,
+    kernel row ``row`` (the candidate in the finite case, the vector in the oracle
+    case), vector ``vec`` (a column of the kernel cache ``K``), competing class
+    ``yp``, margin scale ``g``, cost ``d`` and dual weight ``alpha``. ``coef``
+    holds the coefficients of Eq. (8) per vector and ``F[row]`` the scores
+    ``f(row, .)``, updated after every block step, so that the violation H of any
+    cached row (the candidate search of Algorithm 1) costs no kernel evaluation.
+    All solver state lives here, none on the estimator.
+    """
+
+    def __init__(self, m, nc, n_rows, K, block_solver, union_solver, chunk):
+        self.v = {k: np.zeros(64, dtype=np.int64) for k in ("ex", "row", "vec", "yp")}
+        self.v.update({k: np.zeros(64) for k in ("g", "d", "alpha")})
+        self.nv = 0
+        self.ex_vars = [[] for _ in range(m)]
+        self.coef = np.zeros((0, nc))  # per vector, per class (Eq. 8)
+        self.F = np.zeros((n_rows, nc))
+        self.K = K
+        self.row_of_vec = np.zeros(0, dtype=np.int64)
+        self.block_solver, self.union_solver, self.chunk = block_solver, union_solver, int(chunk)
+
+    def add_vectors(self, n):
+        """Room for ``n`` new transformed vectors (zero weight)."""
+        self.coef = np.vstack([self.coef, np.zeros((n, self.coef.shape[1]))])
+
+    def var(self, name):
+        return self.v[name][: self.nv]
+
+    def add_var(self, ex, row, vec, yp, g, d):
+        if self.nv == len(self.v["ex"]):
+            for k, a in self.v.items():
+                self.v[k] = np.concatenate([a, np.zeros_like(a)])
+        n = self.nv
+        for k, val in (("ex", ex), ("row", row), ("vec", vec), ("yp", yp), ("g", g), ("d", d), ("alpha", 0.0)):
+            self.v[k][n] = val
+        self.ex_vars[ex].append(n)
+        self.nv += 1
+
+    def H(self, B, yi):
+        """Margin violation H_a = Gamma (f(s x_i, y') - f(s x_i, y_i)) + Delta of variables B."""
+        v = self.v
+        r, yp, ya = v["row"][B], v["yp"][B], yi[v["ex"][B]]
+        return v["g"][B] * (self.F[r, yp] - self.F[r, ya]) + v["d"][B]
+
+    def violations(self, yi, m, C):
+        """Per example: xi_i = max(0, max_{S_i} H) and the KKT violation of its block.
+
+        The block is the simplex of Eq. (6b) with the zero-loss slack alpha_i0 = C - sum alpha (H = 0).
+        """
+        nv = self.nv
+        ex = self.var("ex")
+        H = self.H(np.arange(nv), yi)
+        alpha = self.var("alpha")
+        hi = np.zeros(m)
+        np.maximum.at(hi, ex, H)
+        pos = alpha > 1e-8 * C
+        lo = np.full(m, np.inf)
+        np.minimum.at(lo, ex[pos], H[pos])
+        used = np.bincount(ex, weights=alpha, minlength=m)
+        lo = np.where(used < C * (1 - 1e-9), np.minimum(lo, 0.0), lo)  # slack alpha_i0 > 0
+        viol = np.where(np.isfinite(lo), hi - lo, 0.0)
+        return hi, viol
+
+    def Q(self, B, yi):
+        """Dual Hessian block (Eq. 7) of variables B."""
+        v = self.v
+        ya = yi[v["ex"][B]]
+        pa = v["yp"][B]
+        pattern = ((pa[:, None] == pa[None, :]).astype(float) - (pa[:, None] == ya[None, :])
+                   - (ya[:, None] == pa[None, :]) + (ya[:, None] == ya[None, :]))
+        Kb = self.K.buf[np.ix_(v["row"][B], v["vec"][B])].astype(np.float64)
+        Q = (v["g"][B][:, None] * v["g"][B][None, :]) * Kb * pattern
+        return 0.5 * (Q + Q.T)
+
+    def solve_block(self, exs, yi, C, solver):
+        """Exactly re-optimise the dual (6) over the working sets of examples ``exs``,
+        the other weights fixed (warm start), with a qpsolvers QP solver."""
+        import qpsolvers
+
+        exs = np.asarray(exs)
+        B = np.concatenate([np.asarray(self.ex_vars[e], dtype=np.int64) for e in exs])
+        if B.size == 0:
+            return
+        Q = self.Q(B, yi)
+        a_old = self.v["alpha"][B].copy()
+        q = -self.H(B, yi) - Q @ a_old
+        local = np.searchsorted(exs, self.v["ex"][B]) if len(exs) > 1 else np.zeros(len(B), dtype=np.int64)
+        scale = max(1.0, float(np.abs(np.diag(Q)).max()))
+        Q /= scale
+        q /= scale
+        h = np.full(len(exs), float(C))
+        if solver == "clarabel":
+            Gm = sp.csc_matrix((np.ones(len(B)), (local, np.arange(len(B)))), shape=(len(exs), len(B)))
+            a_new = qpsolvers.solve_qp(sp.csc_matrix(Q), q, Gm, h, lb=np.zeros(len(B)), solver=solver,
+                                       **_QP_OPTIONS.get(solver, {}))
+        else:
+            Gm = np.zeros((len(exs), len(B)))
+            Gm[local, np.arange(len(B))] = 1.0
+            Q[np.diag_indices_from(Q)] += 1e-10  # strictly convex for active-set solvers
+            a_new = qpsolvers.solve_qp(Q, q, Gm, h, lb=np.zeros(len(B)), solver=solver,
+                                       **_QP_OPTIONS.get(solver, {}))
+        if a_new is None:
+            warnings.warn(f"QP solver {solver!r} failed on a block of {len(B)} variables",
+                          ConvergenceWarning, stacklevel=3)
+            return
+        # interior-point residue: snap tiny weights to 0 and nearly full blocks to C
+        a_new = np.clip(a_new, 0.0, C)
+        # clarabel leaves ~1e-9 C on inactive constraints; counted as support
+        # vectors they would inflate n_support_ by ~10% (measured on MNIST)
+        a_new[a_new < 1e-7 * C] = 0.0
+        sums = np.bincount(local, weights=a_new, minlength=len(exs))
+        full = sums > C * (1.0 - 1e-7)
+        if full.any():
+            a_new *= np.where(full, C / np.maximum(sums, 1e-300), 1.0)[local]
+        self.v["alpha"][B] = a_new
+        self.apply_delta(B, a_new - a_old, yi)
+
+    def apply_delta(self, B, da, yi):
+        nz = da != 0
+        if not nz.any():
+            return
+        B, da = B[nz], da[nz]
+        v = self.v
+        vec = v["vec"][B]
+        w = da * v["g"][B]
+        touched, loc = np.unique(vec, return_inverse=True)
+        dcoef = np.zeros((len(touched), self.coef.shape[1]))
+        np.add.at(dcoef, (loc, yi[v["ex"][B]]), w)
+        np.add.at(dcoef, (loc, v["yp"][B]), -w)
+        self.coef[touched] += dcoef
+        self.F += self.K.buf[:, touched] @ dcoef
+
+    def optimize_union(self, yi, m, C, tol, max_sweeps):
+        """Re-optimise the dual over the union of all working sets.
+
+        At most ``qp_chunk_size`` variables: one exact QP. Otherwise exact block
+        steps (one example's working set at a time, most violating first) until
+        every block satisfies its KKT conditions to ``tol`` (or ``max_sweeps``).
+        """
+        if self.nv == 0:
+            return 0
+        exs_all = np.flatnonzero([len(s) > 0 for s in self.ex_vars])
+        if self.nv <= self.chunk:
+            self.solve_block(exs_all, yi, C, self.union_solver)
+            return 1
+        n = 0
+        for _ in range(max_sweeps):
+            _, viol = self.violations(yi, m, C)
+            todo = np.flatnonzero(viol > tol)
+            if todo.size == 0:
+                break
+            for e in todo[np.argsort(-viol[todo])]:
+                self.solve_block([e], yi, C, self.block_solver)
+                n += 1
+        return n
+
+    def objectives(self, loss_sum, C):
+        """(dual (6), primal (5)) objectives; ``loss_sum`` is the summed loss of Eq. (2)."""
+        # ||w||^2 = sum_v coef_v' f(v, .) over the rows of the vectors
+        wnorm2 = float(np.einsum("vc,vc->", self.coef, self.F[self.row_of_vec]))
+        return float(self.var("alpha") @ self.var("d")) - 0.5 * wnorm2, 0.5 * wnorm2 + C * float(loss_sum)
+
+    def support(self, Vdata):
+        """Distinct vectors with non-zero weight and their merged coefficients of Eq. (8)."""
+        nz = np.abs(self.coef).max(axis=1) > 0 if len(self.coef) else np.zeros(0, bool)
+        sv = np.asarray(Vdata[nz], dtype=np.float64)
+        coef = self.coef[nz]
+        if len(sv):
+            sv, inv = np.unique(sv, axis=0, return_inverse=True)
+            inv = np.ravel(inv)
+            merged = np.zeros((len(sv), coef.shape[1]))
+            np.add.at(merged, inv, coef)
+            keep = np.abs(merged).max(axis=1) > 0
+            sv, coef = sv[keep], merged[keep]
+        return sv, coef
+
+
+class _FiniteCandidates:
+    """Candidate source of Algorithm 1 for a finite invariance set: every
+    transformed copy ``s(x_i)``, ``s in S``, is a kernel row of the cache, so the
+    most violated constraints of a batch of examples are read off ``dual.F``."""
+
+    def __init__(self, est, X, yi):
+        self.est, self.yi, self.m, self.nc = est, yi, X.shape[0], len(est.classes_)
+        self.Xc, self.ex, _, self.ptr, self.D = est._candidates(X, yi)
+        self.n_rows = n_cand = len(self.Xc)
+        dtype = np.float64 if n_cand <= 4000 else np.float32  # kernel cache precision
+        self.Xk = self.Xc.astype(dtype)
+        self.sq = np.einsum("ij,ij->i", self.Xk, self.Xk) if est._is_rbf() else None
+        if self.sq is not None:
+            m2 = max_sq_norm(self.Xc)
+            check_rbf_precision(type(est).__name__, est._gamma, m2, m2, dtype)
+        self.K = _Growing(n_cand, dtype=dtype)  # cached kernel columns of V against every candidate
+        self.vec_of_cand = np.full(n_cand, -1, dtype=np.int64)
+
+    def add_violators(self, dual, C, tol):
+        est, yi, m, nc, ex, ptr, D = self.est, self.yi, self.m, self.nc, self.ex, self.ptr, self.D
+        G, vec_of_cand = est._G, self.vec_of_cand
+        kmax = int(est.max_constraints_per_pass)
+        batch = max(1, int(est.batch_size))
+        n_added = 0
+        for start in range(0, m, batch):
+            exb = np.arange(start, min(m, start + batch))
+            rows = np.arange(ptr[exb[0]], ptr[exb[-1] + 1])
+            Fr = dual.F[rows]
+            Hc = G[yi[ex[rows]]] * (Fr - Fr[np.arange(len(rows)), yi[ex[rows]]][:, None]) + D[rows]
+            xi = np.zeros(m)
+            if dual.nv:
+                hi, _ = dual.violations(yi, m, C)
+                xi = hi
+            flat = Hc.ravel()
+            grp = np.repeat(ex[rows], nc)
+            idx = np.flatnonzero(flat > xi[grp] + tol)
+            if idx.size == 0:
+                continue
+            pick = idx[_topk_per_group(flat[idx], grp[idx], m, kmax)]
+            c_idx, yp = np.divmod(pick, nc)
+            c_idx = rows[c_idx]
+            new_c = np.unique(c_idx[vec_of_cand[c_idx] < 0])
+            if new_c.size:  # cache the kernel columns of the new transformed vectors
+                n_old = len(dual.row_of_vec)
+                vec_of_cand[new_c] = np.arange(n_old, n_old + new_c.size)
+                dual.row_of_vec = np.concatenate([dual.row_of_vec, new_c])
+                self.K.append_columns(est._kernel_cached(self.Xk, self.sq, new_c))
+                dual.add_vectors(new_c.size)
+            for e in np.unique(ex[c_idx]):
+                sel = ex[c_idx] == e
+                for c, y2 in zip(c_idx[sel], yp[sel]):
+                    dual.add_var(e, c, vec_of_cand[c], y2, G[yi[e], y2], D[c, y2])
+                    n_added += 1
+                # Algorithm 1: optimise (6) over alpha_iz, z in S_i
+                dual.solve_block([e], yi, C, dual.block_solver)
+        return n_added
+
+    def loss_sum(self, dual):
+        """Summed loss (2) over the whole finite set (for the primal objective)."""
+        yi, ex = self.yi, self.ex
+        Hc = self.est._G[yi[ex]] * (dual.F - dual.F[np.arange(self.n_rows), yi[ex]][:, None]) + self.D
+        loss = np.full(self.m, -np.inf)
+        np.maximum.at(loss, ex, Hc.max(axis=1))
+        return loss.sum()
+
+    def vectors(self, dual):
+        return self.Xc[dual.row_of_vec]
+
+
+class _OracleCandidates:
+    """Candidate source of Algorithm 1 from ``oracle(model, x, y) -> (x', y'[, s])``:
+    the worst case of Eq. (2) for the current model, one example at a time; each
+    returned vector becomes a row and a column of a square kernel cache."""
+
+    n_rows = 0
+
+    def __init__(self, est, X, yi):
+        self.est, self.X, self.yi = est, X, yi
+        self.cls_index = {c: k for k, c in enumerate(est.classes_.tolist())}
+        self.K = _Growing(0, square=True)
+        self.Vdata = np.zeros((0, X.shape[1]))
+        self.loss = np.zeros(X.shape[0])
+
+    def add_violators(self, dual, C, tol):
+        est, X, yi, K = self.est, self.X, self.yi, self.K
+        G, nc, n_added = est._G, len(est.classes_), 0
+        for i in range(X.shape[0]):
+            Vdata = self.Vdata
+            out = est.oracle(_CurrentModel(est, Vdata, dual.coef), X[i].copy(), est.classes_[yi[i]])
+            if not isinstance(out, tuple) or len(out) not in (2, 3):
+                raise ValueError("oracle must return (x_transformed, y_prime) or (x, y_prime, s)")
+            xt = np.asarray(out[0], dtype=np.float64).reshape(-1)
+            if xt.shape[0] != X.shape[1] or not np.isfinite(xt).all():
+                raise ValueError(f"oracle returned a vector of shape {np.shape(out[0])} or with NaN/inf")
+            if out[1] not in self.cls_index:
+                raise ValueError(f"oracle returned y_prime={out[1]!r}, not a label of y")
+            c2 = self.cls_index[out[1]]
+            s = out[2] if len(out) == 3 else None
+            kx = est._kernel(xt[None, :], Vdata)[0] if len(Vdata) else np.zeros(0)
+            f = kx @ dual.coef if len(Vdata) else np.zeros(nc)
+            d = est._cost(est.classes_[yi[i]], out[1], s)
+            H = G[yi[i], c2] * (f[c2] - f[yi[i]]) + d
+            Si = np.asarray(dual.ex_vars[i], dtype=np.int64)
+            xi = max(0.0, float(dual.H(Si, yi).max())) if Si.size else 0.0
+            self.loss[i] = max(H, xi)
+            if H <= xi + tol:
+                continue
+            n_old = len(Vdata)
+            self.Vdata = np.vstack([Vdata, xt[None, :]])
+            K.append_square(kx, float(est._kernel(xt[None, :], xt[None, :])[0, 0]))
+            dual.add_vectors(1)
+            dual.F = np.vstack([dual.F, f[None, :]])
+            dual.row_of_vec = np.arange(len(self.Vdata))
+            dual.add_var(i, n_old, n_old, c2, G[yi[i], c2], d)
+            n_added += 1
+            dual.solve_block([i], yi, C, dual.block_solver)  # Algorithm 1
+        return n_added
+
+    def loss_sum(self, dual):
+        """Summed loss (2) with the oracle's worst cases of the last pass."""
+        return np.maximum(self.loss, 0.0).sum()
+
+    def vectors(self, dual):
+        return self.Vdata
+
+
+class _CurrentModel:
+    """What an oracle sees of the model being fitted: ``class_scores`` (``f`` of Eq. 8
+    for the current dual weights, or the current Pegasos ``coef_``), ``classes_`` and,
+    read through, the estimator's parameters. Keeps in-fit state off the estimator."""
+
+    def __init__(self, estimator, support_vectors=None, dual_coef=None, coef=None):
+        self._estimator = estimator
+        if coef is not None:
+            self.coef_ = coef
+        else:
+            self.support_vectors_, self.dual_coef_ = support_vectors, dual_coef.copy()
+
+    def class_scores(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        if hasattr(self, "coef_"):
+            return X @ self.coef_.T
+        return self._estimator._kernel_scores(X, self.support_vectors_, self.dual_coef_)
+
+    def __getattr__(self, name):
+        return getattr(self._estimator, name)
+
+
 class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     """Multi-class SVM with the invariance-sensitive max-margin loss of Eq. (2).
 
@@ -218,11 +590,12 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         negative γ<x, z> + c0 is NaN).
     coef0 : float
         Kernel parameter of "poly" / "sigmoid".
-    transformations : None, list of callables, dict or callable
+    transformations : None, list of callables, finite Group, dict or callable
         The finite invariance set S (identity always included). Each callable
-        maps a 2-D array of rows to an array of the same shape. A dict
-        ``{label: [callables]}`` or a callable ``label -> [callables]`` makes the
-        set label-dependent.
+        maps a 2-D array of rows to an array of the same shape. A finite
+        :class:`~orbitkernels.groups.Group` stands for all its elements (as
+        :class:`GroupElement` callables). A dict ``{label: [callables] or Group}``
+        or a callable ``label -> [callables]`` makes the set label-dependent.
     oracle : callable, optional
         ``oracle(model, x, y) -> (x_transformed, y_prime)`` (or with a third item
         ``s`` passed to ``cost``): the worst case of Eq. (2) for the current
@@ -246,6 +619,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     qp_chunk_size : int
         Largest QP handed to the solver at once; a larger union of working sets
         is re-optimised by exact block steps over the most violating examples.
+    n_transformations : int, optional
+        With an infinite Group as ``transformations``: the number of its elements
+        sampled once (``random_state``) to make the finite set S.
     random_state : int, RandomState or None
         Example order of Pegasos.
     verbose : bool
@@ -274,7 +650,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         "gamma": [positive_real_constraint(), StrOptions({"scale", "auto"})],
         "degree": [count_constraint(1)],
         "coef0": [finite_real_constraint()],
-        "transformations": [list, tuple, dict, callable, None],
+        "transformations": [list, tuple, dict, Group, callable, None],
         "oracle": [callable, None],
         "margin_scale": [callable, None],
         "cost": [callable, None],
@@ -285,6 +661,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         "batch_size": [count_constraint()],
         "qp_solver": [str, None],
         "qp_chunk_size": [count_constraint()],
+        "n_transformations": [count_constraint(), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
     }
@@ -293,7 +670,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
                  transformations=None, oracle=None, margin_scale=None, cost=None,
                  solver="column_generation", tol=1e-3, max_iter=100,
                  max_constraints_per_pass=1, batch_size=64, qp_solver=None, qp_chunk_size=300,
-                 random_state=None, verbose=False):
+                 random_state=None, verbose=False, n_transformations=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -311,6 +688,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         self.qp_solver = qp_solver
         self.qp_chunk_size = qp_chunk_size
         self.random_state = random_state
+        self.n_transformations = n_transformations
         self.verbose = verbose
 
     # ------------------------------------------------------------------ utils
@@ -427,186 +805,14 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         self._degree, self._coef0, self._kernel_fitted = int(self.degree), float(self.coef0), self.kernel
         self._G = self._margin_matrix()
         if self.oracle is None:
-            self._tlists = _transformation_lists(self.transformations, self.classes_)
+            self._tlists = _transformation_lists(self.transformations, self.classes_,
+                                                 self.n_transformations, self.random_state)
             self._cost_table = self._build_cost_table()
         if self.solver == "pegasos":
             self._fit_pegasos(X, yi)
-        elif self.oracle is None:
-            self._fit_cg_finite(X, yi)
         else:
-            self._fit_cg_oracle(X, yi)
+            self._fit_column_generation(X, yi)
         return self
-
-    # -- shared dual machinery ------------------------------------------------
-    # Variables (one per (i, s, y') in the working sets): example ``ex``, kernel row
-    # ``row`` (the candidate in the finite case, the vector in the oracle case),
-    # vector ``vec`` (a column of the kernel cache), competing class ``yp``, margin
-    # scale ``g``, cost ``d`` and dual weight ``alpha``. ``self._F[row]`` holds
-    # ``f(row, .)`` and is updated after every block step.
-    def _init_dual(self, m, nc, n_rows, K):
-        self._v = {k: np.zeros(64, dtype=np.int64) for k in ("ex", "row", "vec", "yp")}
-        self._v.update({k: np.zeros(64) for k in ("g", "d", "alpha")})
-        self._nv = 0
-        self._ex_vars = [[] for _ in range(m)]
-        self._coef = np.zeros((0, nc))  # per vector, per class (Eq. 8)
-        self._F = np.zeros((n_rows, nc))
-        self._K = K
-
-    def _var(self, name):
-        return self._v[name][: self._nv]
-
-    def _add_var(self, ex, row, vec, yp, g, d):
-        if self._nv == len(self._v["ex"]):
-            for k, a in self._v.items():
-                self._v[k] = np.concatenate([a, np.zeros_like(a)])
-        n = self._nv
-        for k, val in (("ex", ex), ("row", row), ("vec", vec), ("yp", yp), ("g", g), ("d", d), ("alpha", 0.0)):
-            self._v[k][n] = val
-        self._ex_vars[ex].append(n)
-        self._nv += 1
-
-    def _H(self, B, yi):
-        """Margin violation H_a = Gamma (f(s x_i, y') - f(s x_i, y_i)) + Delta of variables B."""
-        v = self._v
-        r, yp, ya = v["row"][B], v["yp"][B], yi[v["ex"][B]]
-        return v["g"][B] * (self._F[r, yp] - self._F[r, ya]) + v["d"][B]
-
-    def _violations(self, yi, m, C):
-        """Per example: xi_i = max(0, max_{S_i} H) and the KKT violation of its block.
-
-        The block is the simplex of Eq. (6b) with the zero-loss slack alpha_i0 = C - sum alpha (H = 0).
-        """
-        nv = self._nv
-        ex = self._var("ex")
-        H = self._H(np.arange(nv), yi)
-        alpha = self._var("alpha")
-        hi = np.zeros(m)
-        np.maximum.at(hi, ex, H)
-        pos = alpha > 1e-8 * C
-        lo = np.full(m, np.inf)
-        np.minimum.at(lo, ex[pos], H[pos])
-        used = np.bincount(ex, weights=alpha, minlength=m)
-        lo = np.where(used < C * (1 - 1e-9), np.minimum(lo, 0.0), lo)  # slack alpha_i0 > 0
-        viol = np.where(np.isfinite(lo), hi - lo, 0.0)
-        return hi, viol
-
-    def _Q(self, B, yi):
-        """Dual Hessian block (Eq. 7) of variables B."""
-        v = self._v
-        ya = yi[v["ex"][B]]
-        pa = v["yp"][B]
-        pattern = ((pa[:, None] == pa[None, :]).astype(float) - (pa[:, None] == ya[None, :])
-                   - (ya[:, None] == pa[None, :]) + (ya[:, None] == ya[None, :]))
-        Kb = self._K.buf[np.ix_(v["row"][B], v["vec"][B])].astype(np.float64)
-        Q = (v["g"][B][:, None] * v["g"][B][None, :]) * Kb * pattern
-        return 0.5 * (Q + Q.T)
-
-    def _solve_block(self, exs, yi, C, solver):
-        """Exactly re-optimise the dual (6) over the working sets of examples ``exs``,
-        the other weights fixed (warm start), with a qpsolvers QP solver."""
-        import qpsolvers
-
-        exs = np.asarray(exs)
-        B = np.concatenate([np.asarray(self._ex_vars[e], dtype=np.int64) for e in exs])
-        if B.size == 0:
-            return
-        Q = self._Q(B, yi)
-        a_old = self._v["alpha"][B].copy()
-        q = -self._H(B, yi) - Q @ a_old
-        local = np.searchsorted(exs, self._v["ex"][B]) if len(exs) > 1 else np.zeros(len(B), dtype=np.int64)
-        scale = max(1.0, float(np.abs(np.diag(Q)).max()))
-        Q /= scale
-        q /= scale
-        h = np.full(len(exs), float(C))
-        if solver == "clarabel":
-            Gm = sp.csc_matrix((np.ones(len(B)), (local, np.arange(len(B)))), shape=(len(exs), len(B)))
-            a_new = qpsolvers.solve_qp(sp.csc_matrix(Q), q, Gm, h, lb=np.zeros(len(B)), solver=solver,
-                                       **_QP_OPTIONS.get(solver, {}))
-        else:
-            Gm = np.zeros((len(exs), len(B)))
-            Gm[local, np.arange(len(B))] = 1.0
-            Q[np.diag_indices_from(Q)] += 1e-10  # strictly convex for active-set solvers
-            a_new = qpsolvers.solve_qp(Q, q, Gm, h, lb=np.zeros(len(B)), solver=solver,
-                                       **_QP_OPTIONS.get(solver, {}))
-        if a_new is None:
-            warnings.warn(f"QP solver {solver!r} failed on a block of {len(B)} variables",
-                          ConvergenceWarning, stacklevel=3)
-            return
-        # interior-point residue: snap tiny weights to 0 and nearly full blocks to C
-        a_new = np.clip(a_new, 0.0, C)
-        # clarabel leaves ~1e-9 C on inactive constraints; counted as support
-        # vectors they would inflate n_support_ by ~10% (measured on MNIST)
-        a_new[a_new < 1e-7 * C] = 0.0
-        sums = np.bincount(local, weights=a_new, minlength=len(exs))
-        full = sums > C * (1.0 - 1e-7)
-        if full.any():
-            a_new *= np.where(full, C / np.maximum(sums, 1e-300), 1.0)[local]
-        self._v["alpha"][B] = a_new
-        self._apply_delta(B, a_new - a_old, yi)
-
-    def _apply_delta(self, B, da, yi):
-        nz = da != 0
-        if not nz.any():
-            return
-        B, da = B[nz], da[nz]
-        v = self._v
-        vec = v["vec"][B]
-        w = da * v["g"][B]
-        touched, loc = np.unique(vec, return_inverse=True)
-        dcoef = np.zeros((len(touched), self._coef.shape[1]))
-        np.add.at(dcoef, (loc, yi[v["ex"][B]]), w)
-        np.add.at(dcoef, (loc, v["yp"][B]), -w)
-        self._coef[touched] += dcoef
-        self._F += self._K.buf[:, touched] @ dcoef
-
-    def _optimize_union(self, yi, m, C, tol, max_sweeps):
-        """Re-optimise the dual over the union of all working sets.
-
-        At most ``qp_chunk_size`` variables: one exact QP. Otherwise exact block
-        steps (one example's working set at a time, most violating first) until
-        every block satisfies its KKT conditions to ``tol`` (or ``max_sweeps``).
-        """
-        if self._nv == 0:
-            return 0
-        exs_all = np.flatnonzero([len(s) > 0 for s in self._ex_vars])
-        if self._nv <= int(self.qp_chunk_size):
-            self._solve_block(exs_all, yi, C, self._union_solver)
-            return 1
-        n = 0
-        for _ in range(max_sweeps):
-            _, viol = self._violations(yi, m, C)
-            todo = np.flatnonzero(viol > tol)
-            if todo.size == 0:
-                break
-            for e in todo[np.argsort(-viol[todo])]:
-                self._solve_block([e], yi, C, self._block_solver)
-                n += 1
-        return n
-
-    def _objectives(self, loss_sum, C):
-        # ||w||^2 = sum_v coef_v' f(v, .) over the rows of the vectors
-        wnorm2 = float(np.einsum("vc,vc->", self._coef, self._F[self._row_of_vec]))
-        self.dual_objective_ = float(self._var("alpha") @ self._var("d")) - 0.5 * wnorm2
-        self.primal_objective_ = 0.5 * wnorm2 + C * float(loss_sum)
-
-    def _finalize(self, Vdata):
-        nz = np.abs(self._coef).max(axis=1) > 0 if len(self._coef) else np.zeros(0, bool)
-        sv = np.asarray(Vdata[nz], dtype=np.float64)
-        coef = self._coef[nz]
-        if len(sv):
-            sv, inv = np.unique(sv, axis=0, return_inverse=True)
-            inv = np.ravel(inv)
-            merged = np.zeros((len(sv), coef.shape[1]))
-            np.add.at(merged, inv, coef)
-            keep = np.abs(merged).max(axis=1) > 0
-            sv, coef = sv[keep], merged[keep]
-        self.support_vectors_ = sv
-        self.dual_coef_ = coef
-        self.n_support_ = int(len(sv))
-        self.n_constraints_ = int(self._nv)
-        self.n_active_constraints_ = int((self._var("alpha") > 0).sum())
-        for name in ("_v", "_nv", "_ex_vars", "_coef", "_F", "_K", "_row_of_vec"):
-            delattr(self, name)
 
     def _solvers(self):
         import qpsolvers
@@ -617,83 +823,38 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         return block, "clarabel" if "clarabel" in qpsolvers.available_solvers else block
 
     # -- Algorithm 1, finite transformation set --------------------------------
-    def _fit_cg_finite(self, X, yi):
+    def _fit_column_generation(self, X, yi):
+        """Algorithm 1 (SVMStruct): one loop for both candidate sources.
+
+        Each pass adds, per example, the constraints violated by more than
+        ``xi_i + tol`` (each followed by an exact QP over that example's working
+        set, Algorithm 1's inner step), then re-optimises the union of the working
+        sets: a few sweeps while constraints are being added, a thorough "polish"
+        once a pass adds none; it has converged when a pass after the polish
+        again adds none.
+        """
         C, tol = float(self.C), float(self.tol)
         m, nc = X.shape[0], len(self.classes_)
-        self._block_solver, self._union_solver = self._solvers()
-        Xc, ex, tr, ptr, D = self._candidates(X, yi)
-        n_cand = len(Xc)
-        dtype = np.float64 if n_cand <= 4000 else np.float32  # kernel cache precision
-        Xk = Xc.astype(dtype)
-        sq = np.einsum("ij,ij->i", Xk, Xk) if self._is_rbf() else None
-        if sq is not None:
-            m2 = max_sq_norm(Xc)
-            check_rbf_precision(type(self).__name__, self._gamma, m2, m2, dtype)
-        G = self._G
-        K = _Growing(n_cand, dtype=dtype)  # cached kernel columns of V against every candidate
-        self._init_dual(m, nc, n_cand, K)
-        cand_of_vec = np.zeros(0, dtype=np.int64)
-        self._row_of_vec = cand_of_vec
-        vec_of_cand = np.full(n_cand, -1, dtype=np.int64)
-        kmax = int(self.max_constraints_per_pass)
-        batch = max(1, int(self.batch_size))
-        self.converged_ = False
-        polished = False
+        block_solver, union_solver = self._solvers()
+        source = (_FiniteCandidates if self.oracle is None else _OracleCandidates)(self, X, yi)
+        dual = _WorkingSetDual(m, nc, source.n_rows, source.K, block_solver, union_solver, self.qp_chunk_size)
+        converged = polished = False
         n_pass = 0
         for n_pass in range(1, int(self.max_iter) + 1):
-            n_added = 0
-            for start in range(0, m, batch):
-                exb = np.arange(start, min(m, start + batch))
-                rows = np.arange(ptr[exb[0]], ptr[exb[-1] + 1])
-                Fr = self._F[rows]
-                Hc = G[yi[ex[rows]]] * (Fr - Fr[np.arange(len(rows)), yi[ex[rows]]][:, None]) + D[rows]
-                xi = np.zeros(m)
-                if self._nv:
-                    hi, _ = self._violations(yi, m, C)
-                    xi = hi
-                flat = Hc.ravel()
-                grp = np.repeat(ex[rows], nc)
-                idx = np.flatnonzero(flat > xi[grp] + tol)
-                if idx.size == 0:
-                    continue
-                pick = idx[_topk_per_group(flat[idx], grp[idx], m, kmax)]
-                c_idx, yp = np.divmod(pick, nc)
-                c_idx = rows[c_idx]
-                new_c = np.unique(c_idx[vec_of_cand[c_idx] < 0])
-                if new_c.size:  # cache the kernel columns of the new transformed vectors
-                    n_old = len(cand_of_vec)
-                    vec_of_cand[new_c] = np.arange(n_old, n_old + new_c.size)
-                    cand_of_vec = np.concatenate([cand_of_vec, new_c])
-                    K.append_columns(self._kernel_cached(Xk, sq, new_c))
-                    self._coef = np.vstack([self._coef, np.zeros((new_c.size, nc))])
-                self._row_of_vec = cand_of_vec
-                for e in np.unique(ex[c_idx]):
-                    sel = ex[c_idx] == e
-                    for c, y2 in zip(c_idx[sel], yp[sel]):
-                        self._add_var(e, c, vec_of_cand[c], y2, G[yi[e], y2], D[c, y2])
-                        n_added += 1
-                    # Algorithm 1: optimise (6) over alpha_iz, z in S_i
-                    self._solve_block([e], yi, C, self._block_solver)
+            n_added = source.add_violators(dual, C, tol)
             if n_added == 0 and polished:
-                self.converged_ = True
+                converged = True
                 break
             # a few sweeps per pass; a thorough one once no constraint is added
             polished = n_added == 0
-            n_solves = self._optimize_union(yi, m, C, tol * 0.5, 100 if polished else 2)
+            n_solves = dual.optimize_union(yi, m, C, tol * 0.5, 100 if polished else 2)
             if self.verbose:
-                print(f"[InvariantSVC] pass {n_pass}: +{n_added} constraints, {self._nv} in all, "
-                      f"{len(cand_of_vec)} vectors, {n_solves} union QP steps")
-        if not self.converged_:
+                print(f"[InvariantSVC] pass {n_pass}: +{n_added} constraints, {dual.nv} in all, "
+                      f"{len(dual.row_of_vec)} vectors, {n_solves} union QP steps")
+        if not converged:
             warnings.warn(f"InvariantSVC did not converge in max_iter={self.max_iter} passes",
                           ConvergenceWarning, stacklevel=3)
-        # objectives over the whole finite set
-        Hc = G[yi[ex]] * (self._F - self._F[np.arange(n_cand), yi[ex]][:, None]) + D
-        loss = np.full(m, -np.inf)
-        np.maximum.at(loss, ex, Hc.max(axis=1))
-        self._row_of_vec = cand_of_vec
-        self._objectives(loss.sum(), C)
-        self.n_iter_ = n_pass
-        self._finalize(Xc[cand_of_vec])
+        self._set_fitted(dual, source.loss_sum(dual), C, source.vectors(dual), n_pass, converged)
 
     def _is_rbf(self):
         return isinstance(self.kernel, str) and self.kernel == "rbf"
@@ -711,69 +872,15 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         np.exp(out, out=out)
         return out
 
-    # -- Algorithm 1 with a worst-case oracle -----------------------------------
-    def _fit_cg_oracle(self, X, yi):
-        C, tol = float(self.C), float(self.tol)
-        m, nc = X.shape[0], len(self.classes_)
-        self._block_solver, self._union_solver = self._solvers()
-        G = self._G
-        cls_index = {c: k for k, c in enumerate(self.classes_.tolist())}
-        K = _Growing(0, square=True)
-        self._init_dual(m, nc, 0, K)
-        self._row_of_vec = np.zeros(0, dtype=np.int64)
-        Vdata = np.zeros((0, X.shape[1]))
-        self.converged_ = False
-        polished = False
-        n_pass = 0
-        loss = np.zeros(m)
-        for n_pass in range(1, int(self.max_iter) + 1):
-            n_added = 0
-            for i in range(m):
-                self._set_prediction_state(Vdata)
-                out = self.oracle(self, X[i].copy(), self.classes_[yi[i]])
-                if not isinstance(out, tuple) or len(out) not in (2, 3):
-                    raise ValueError("oracle must return (x_transformed, y_prime) or (x, y_prime, s)")
-                xt = np.asarray(out[0], dtype=np.float64).reshape(-1)
-                if xt.shape[0] != X.shape[1] or not np.isfinite(xt).all():
-                    raise ValueError(f"oracle returned a vector of shape {np.shape(out[0])} or with NaN/inf")
-                if out[1] not in cls_index:
-                    raise ValueError(f"oracle returned y_prime={out[1]!r}, not a label of y")
-                c2 = cls_index[out[1]]
-                s = out[2] if len(out) == 3 else None
-                kx = self._kernel(xt[None, :], Vdata)[0] if len(Vdata) else np.zeros(0)
-                f = kx @ self._coef if len(Vdata) else np.zeros(nc)
-                d = self._cost(self.classes_[yi[i]], out[1], s)
-                H = G[yi[i], c2] * (f[c2] - f[yi[i]]) + d
-                Si = np.asarray(self._ex_vars[i], dtype=np.int64)
-                xi = max(0.0, float(self._H(Si, yi).max())) if Si.size else 0.0
-                loss[i] = max(H, xi)
-                if H <= xi + tol:
-                    continue
-                n_old = len(Vdata)
-                Vdata = np.vstack([Vdata, xt[None, :]])
-                K.append_square(kx, float(self._kernel(xt[None, :], xt[None, :])[0, 0]))
-                self._coef = np.vstack([self._coef, np.zeros((1, nc))])
-                self._F = np.vstack([self._F, f[None, :]])
-                self._row_of_vec = np.arange(len(Vdata))
-                self._add_var(i, n_old, n_old, c2, G[yi[i], c2], d)
-                n_added += 1
-                self._solve_block([i], yi, C, self._block_solver)  # Algorithm 1
-            if n_added == 0 and polished:
-                self.converged_ = True
-                break
-            polished = n_added == 0
-            self._optimize_union(yi, m, C, tol * 0.5, 100 if polished else 2)
-        if not self.converged_:
-            warnings.warn(f"InvariantSVC did not converge in max_iter={self.max_iter} passes",
-                          ConvergenceWarning, stacklevel=3)
-        self._objectives(np.maximum(loss, 0.0).sum(), C)
+    def _set_fitted(self, dual, loss_sum, C, Vdata, n_pass, converged):
+        """The fitted attributes of Algorithm 1, all set here once the loop is done."""
+        self.dual_objective_, self.primal_objective_ = dual.objectives(loss_sum, C)
+        self.support_vectors_, self.dual_coef_ = dual.support(Vdata)
+        self.n_support_ = int(len(self.support_vectors_))
+        self.n_constraints_ = int(dual.nv)
+        self.n_active_constraints_ = int((dual.var("alpha") > 0).sum())
         self.n_iter_ = n_pass
-        self._finalize(Vdata)
-
-    def _set_prediction_state(self, Vdata):
-        """Expose the current model to the oracle (support_vectors_, dual_coef_)."""
-        self.support_vectors_ = Vdata
-        self.dual_coef_ = self._coef.copy()
+        self.converged_ = converged
 
     # -- Algorithm 2 -----------------------------------------------------------
     def _fit_pegasos(self, X, yi):
@@ -795,7 +902,6 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         R0 = max(R0, 1e-12)
         radius2 = 2.0 * R0 / lam
         W = np.zeros((nc, X.shape[1]))
-        self.coef_ = W
         t = 0
         for epoch in range(int(self.max_iter)):
             for i in rng.permutation(m):
@@ -808,7 +914,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
                     a, c2 = np.unravel_index(np.argmax(H), H.shape)
                     xs = rows[a]
                 else:
-                    out = self.oracle(self, X[i].copy(), self.classes_[y])
+                    out = self.oracle(_CurrentModel(self, coef=W), X[i].copy(), self.classes_[y])
                     xs = np.asarray(out[0], dtype=np.float64).reshape(-1)
                     c2 = int(np.flatnonzero(self.classes_ == out[1])[0])
                 W *= 1.0 - 1.0 / t
@@ -829,7 +935,10 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         X = np.asarray(X, dtype=np.float64)
         if hasattr(self, "coef_"):
             return X @ self.coef_.T
-        sv, coef = self.support_vectors_, self.dual_coef_
+        return self._kernel_scores(X, self.support_vectors_, self.dual_coef_)
+
+    def _kernel_scores(self, X, sv, coef):
+        """``f(x, .) = sum_v k(v, x) coef[v]`` (Eq. 8), in row blocks."""
         out = np.zeros((X.shape[0], len(self.classes_)))
         if len(sv) == 0:
             return out
