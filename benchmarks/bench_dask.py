@@ -1,6 +1,6 @@
 """Rotated MNIST orbit features + RLS: in memory vs a 2-worker dask LocalCluster.
 
-    ORBITKERNELS_DATA=/work/shared/data python benchmarks/bench_dask.py [--quick] [--out results]
+    ORBITKERNELS_DATA=/path/to/data python benchmarks/bench_dask.py [--quick] [--out results]
 
 Writes ``results/bench/dask.json`` (``dask_quick.json`` with --quick). Both paths
 run the same estimators (Raj et al. 2017 Eq. 7 orbit random Fourier features of

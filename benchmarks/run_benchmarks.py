@@ -1,6 +1,6 @@
 """Run the engine benchmarks and write results/bench/<name>.json.
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ORBITKERNELS_DATA=/work/shared/data \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ORBITKERNELS_DATA=/path/to/data \
         python benchmarks/run_benchmarks.py [names...] [--quick] [--out-dir DIR]
 
 The benchmarks themselves live in :mod:`orbitkernels.bench` (also behind

@@ -1,15 +1,15 @@
 """Quick modes of the Raj et al. 2017 reproduction (tiny configurations, tmp_path results)."""
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import shared_data_dir
 from orbitkernels.experiments import get_experiments
 from orbitkernels.experiments import raj2017
 
-DATA = Path(os.environ.get("ORBITKERNELS_DATA", "/work/shared/data"))
+DATA = shared_data_dir() or Path("no-data-folder")
 
 
 def _need(name, monkeypatch):

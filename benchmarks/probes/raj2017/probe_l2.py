@@ -1,0 +1,22 @@
+"""Probe recorded in its results file (the "scripts" entry of results/raj2017/*_trials.json), kept as it was run
+on 2026-11-22 (library 0.1.0); run from the repository root with ORBITKERNELS_DATA set. Later API changes may
+need small edits: the recorded numbers are what it printed then."""
+import time, json, sys, numpy as np
+from orbitkernels.experiments import raj2017 as R
+from orbitkernels.experiments._raj_eval import LooRidge, regression_scores, second_layer
+cfg = dict(R.CONFIGS["qm7"]["reduced"]); cfg["n_molecules"] = None
+data = R._QM7(cfg, 0)
+train, test = data.split(0)
+y = data.T
+lam = 10.0 ** np.arange(-14, 0.01, 0.5)
+def fit(F, tag):
+    t = time.perf_counter(); m = LooRidge(lam).fit(F[train], y[train])
+    s = regression_scores(m.predict(F[test]), y[test])
+    print(json.dumps(dict(tag=tag, lam=float(lam[m.best_]), loo_rmse=float(m.loo_rmse_.min()), rmse=s["rmse"], mae=s["mae"], s=round(time.perf_counter()-t,1))), flush=True)
+for meth in ["sort_rf", "orig_rf"]:
+    for f in [1/64, 1/16, 1/4, 1.0]:
+        fit(data.features(meth, 2000, f, train), f"{meth} D=2000 f={f}")
+F = data.features("lgika_rf", 4000, 1/16, train)
+fit(F, "lgika_rf D=4000 f=1/16")
+for f2 in [0.25, 1.0, 4.0]:
+    fit(second_layer(F, train, 4000, f2, 0), f"lgika_rf D=4000 L2=4000 f2={f2}")
