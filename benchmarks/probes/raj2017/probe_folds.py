@@ -22,4 +22,4 @@ for k in range(5):
            "n_atoms_of_worst": int((data.X[test[np.argmax(np.abs(err))]].reshape(23, 23).diagonal() > 0).sum())}
     print(json.dumps(rec), flush=True)
     out.append(rec)
-json.dump(out, open("/tmp/raj/folds.json", "w"))
+json.dump(out, open("probe_folds.json", "w"))  # the current folder
