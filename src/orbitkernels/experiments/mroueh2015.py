@@ -36,7 +36,7 @@ from ..utils.progress import progress
 from ._common import PAPER_SAMPLING
 from ._mroueh_rls import one_nn_accuracy, rls_fit_predict
 from ._runner import ExperimentRun, headline
-from .report import experiment_section, page_intro, paper_folder, write_page
+from .report import render_paper_page, write_page
 
 __all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_xperm", "run_mnist", "run_speech",
            "run_theorems", "theorem1_bounds", "orbit_distance", "expected_kernel_sphere", "exact_cdf_kernel"]
@@ -943,6 +943,11 @@ PAPER_CLAIMS = {
 }
 
 
+def _headline_rows(cells):
+    return ["| cell | ours | paper | better |", "| --- | --- | --- | --- |"] + [
+        f"| {h['name']} | {_fmt(h['ours'])} | {_fmt(h['paper'])} | {h['better']} |" for h in cells]
+
+
 def _fmt(v):
     if v is None:
         return "—"
@@ -953,21 +958,8 @@ def _fmt(v):
 
 def render_markdown(results_dir=None) -> str:
     """The reproduction page, generated from ``<results_dir>/mroueh2015/*.json`` (full runs only)."""
-    folder = paper_folder(results_dir, PAPER)
-    lines = page_intro(PAPER, PAPER_TITLE)
-    for name in EXPERIMENTS:
-        section, res = experiment_section(PAPER, name, PAPER_CLAIMS[name], folder)
-        lines += section
-        if res is None:
-            continue
-        lines += ["| cell | ours | paper | better |", "| --- | --- | --- | --- |"]
-        for h in res["headline"]:
-            lines.append(f"| {h['name']} | {_fmt(h['ours'])} | {_fmt(h['paper'])} | {h['better']} |")
-        lines.append("")
-        lines += _tables(name, res["data"])
-        if res.get("notes"):
-            lines += [f"**Notes.** {res['notes']}", ""]
-    return "\n".join(lines).rstrip() + "\n"
+    return render_paper_page(PAPER, PAPER_TITLE, {name: PAPER_CLAIMS[name] for name in EXPERIMENTS}, results_dir,
+                             headline=_headline_rows, tables=_tables)
 
 
 def _curve_table(curves, xkey, xlabel):

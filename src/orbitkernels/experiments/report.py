@@ -160,6 +160,27 @@ def experiment_section(paper, name, claim, folder):
     return lines, res
 
 
+def render_paper_page(paper, title, claims, results_dir, *, headline, tables):
+    """A paper's reproduction page from ``<results_dir>/<paper>/<experiment>.json``, one section per claim.
+
+    ``headline(cells)`` gives the lines of the headline table and ``tables(name, data)`` the
+    experiment's own tables: the two things a paper's page does its own way. The intro, the
+    sections and the notes are the same for every paper.
+    """
+    folder = paper_folder(results_dir, paper)
+    lines = page_intro(paper, title)
+    for name, claim in claims.items():
+        section, res = experiment_section(paper, name, claim, folder)
+        lines += section
+        if res is None:
+            continue
+        lines += headline(res["headline"]) + [""]
+        lines += tables(name, res["data"])
+        if res.get("notes"):
+            lines += [f"**Notes.** {res['notes']}", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def write_page(text, path):
     """Write a generated page atomically (folders made as needed) and return its text."""
     atomic_write_bytes(Path(path), text.encode())

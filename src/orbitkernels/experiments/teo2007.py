@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from ..utils.progress import progress
 from ._common import headline_table
 from ._runner import ExperimentRun, headline
-from .report import experiment_section, page_intro, paper_folder, write_page
+from .report import render_paper_page, write_page
 
 __all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_mnist", "run_spam",
            "AffineWarp", "mnist_transformations", "ovo_predict", "mcnemar"]
@@ -607,18 +607,8 @@ def _headline_table(cells):
 
 def render_markdown(results_dir=None) -> str:
     """The reproduction page, generated from ``<results_dir>/teo2007/*.json`` (full runs only)."""
-    folder = paper_folder(results_dir, PAPER)
-    lines = page_intro(PAPER, PAPER_TITLE)
-    for name in EXPERIMENTS:
-        section, res = experiment_section(PAPER, name, PAPER_CLAIMS[name], folder)
-        lines += section
-        if res is None:
-            continue
-        lines += [_headline_table(res["headline"]), ""]
-        lines += _tables(name, res["data"])
-        if res.get("notes"):
-            lines += [f"**Notes.** {res['notes']}", ""]
-    return "\n".join(lines).rstrip() + "\n"
+    return render_paper_page(PAPER, PAPER_TITLE, {name: PAPER_CLAIMS[name] for name in EXPERIMENTS}, results_dir,
+                             headline=lambda cells: [_headline_table(cells)], tables=_tables)
 
 
 def write_markdown(results_dir=None, path="docs/reproductions/teo2007.md") -> str:
