@@ -14,6 +14,23 @@ def rng():
     return np.random.default_rng(0)
 
 
+def smooth_images(n, size, rng, *, bumps=3, spread=4, width=10, random_amplitude=True):
+    """n square images of sums of Gaussian bumps of width size/width, centred within ±size/spread of the middle.
+
+    Smooth images inside the frame: bilinear interpolation and the borders matter little, so
+    interpolated group actions are close to exact on them. Each bump draws its centre, then
+    (with ``random_amplitude``) an amplitude in [0.5, 1), from ``rng``.
+    """
+    u = np.indices((size, size)).reshape(2, -1).T - (size - 1) / 2
+    X = np.zeros((n, size * size))
+    for i in range(n):
+        for _ in range(bumps):
+            c = rng.uniform(-size / spread, size / spread, 2)
+            a = rng.uniform(0.5, 1) if random_amplitude else 1.0
+            X[i] += a * np.exp(-((u - c) ** 2).sum(1) / (2 * (size / width) ** 2))
+    return X
+
+
 def shared_data_dir():
     """The folder of real data files (CI points ORBITKERNELS_DATA at ../shared/data), or None."""
     env = os.environ.get("ORBITKERNELS_DATA")

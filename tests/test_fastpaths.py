@@ -6,6 +6,7 @@ elements, same weights) to float32 accuracy, and keep the invariances.
 import numpy as np
 import pytest
 
+from conftest import smooth_images
 from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
 from orbitkernels.groups import CyclicShift, ImageRotation, VonMises
 from orbitkernels.groups.polar import PolarRotation
@@ -79,13 +80,7 @@ def test_gemm_float32_path_is_accurate(rng):
 # ---------------------------------------------------------------- polar rotations
 def _blobs(n, size, rng):
     """Smooth images (sums of Gaussian bumps inside the inscribed disc): interpolation is accurate on them."""
-    u = np.indices((size, size)).reshape(2, -1).T - (size - 1) / 2
-    X = np.zeros((n, size * size))
-    for i in range(n):
-        for _ in range(3):
-            c = rng.uniform(-size / 4, size / 4, 2)
-            X[i] += rng.uniform(0.5, 1) * np.exp(-((u - c) ** 2).sum(1) / (2 * (size / 10) ** 2))
-    return X
+    return smooth_images(n, size, rng)
 
 
 @pytest.mark.parametrize("cls, kw", MAPS[:3] + MAPS[4:])

@@ -8,6 +8,7 @@ grid-aligned elements (90° turns, integer shifts).
 import numpy as np
 import pytest
 
+from conftest import smooth_images
 from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
 from orbitkernels.groups import (
     Discrete, ImageRotation, ImageScaling, ImageTranslation, LogNormal, Normal, ProductGroup, VonMises,
@@ -19,13 +20,7 @@ SHAPE = (16, 16)
 
 def _blobs(n, size, rng):
     """Smooth bumps well inside the frame: interpolation and borders matter little."""
-    u = np.indices((size, size)).reshape(2, -1).T - (size - 1) / 2
-    X = np.zeros((n, size * size))
-    for i in range(n):
-        for _ in range(3):
-            c = rng.uniform(-size / 6, size / 6, 2)
-            X[i] += rng.uniform(0.5, 1) * np.exp(-((u - c) ** 2).sum(1) / (2 * (size / 8) ** 2))
-    return X
+    return smooth_images(n, size, rng, spread=6, width=8)
 
 
 def rot(law=None):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from conftest import smooth_images
 from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.groups import resolve_elements
 from orbitkernels.groups import (
@@ -178,13 +179,7 @@ def test_feature_maps_run_the_default_rotation_on_the_polar_path(rng):
 
 # ---------------------------------------------------------------- lower variance
 def _blobs(n, size, rng):
-    u = np.indices((size, size)).reshape(2, -1).T - (size - 1) / 2
-    X = np.zeros((n, size * size))
-    for i in range(n):
-        for _ in range(2):
-            c = rng.uniform(-size / 5, size / 5, 2)
-            X[i] += np.exp(-((u - c) ** 2).sum(1) / (2 * (size / 8) ** 2))
-    return X
+    return smooth_images(n, size, rng, bumps=2, spread=5, width=8, random_amplitude=False)
 
 
 def test_qmc_lowers_the_orbit_kernel_estimation_error():
