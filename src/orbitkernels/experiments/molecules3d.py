@@ -336,10 +336,43 @@ def render_page(results_dir=None):
     for k, (rm, ma) in d["anchors"].items():
         lines.append(f"| {k} | | | {rm:.2f} | {ma:.2f} | | | |")
     c = d["cost"]
+    lines += _probe_lines(d.get("probes") or []) + _curve_lines(root / PAPER / "curves_fold0.json")
     lines += ["", f"Cost of the Coulomb-matrix representation on the same machine ({c['n_molecules']} molecules): "
               f"Coulomb matrices {c['coulomb_matrix_ms']:.3f} ms / molecule; LGIKA RF, Laplacian base kernel "
               f"({c['lgika_rf_laplacian']}) {c['lgika_rf_laplacian_ms']:.2f} ms / molecule."]
     return "\n".join(lines) + "\n"
+
+
+def _probe_lines(probes):
+    if not probes:
+        return []
+    lines = ["", "Fold-0 probes (2000 training molecules, `benchmarks/probes/molecules3d/probe_fold0.py`):", "",
+             "| probe | γ chosen (LOO) | LOO RMSE | test RMSE | test MAE | test RMSE per γ | seconds |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for p in probes:
+        c = p["chosen"]
+        per = ", ".join(f"{a['gamma']:g}: {a['rmse']:.2f}" for a in p["all"])
+        cfg = ", ".join(f"{k}={v}" for k, v in p["config"].items())
+        lines.append(f"| {cfg} | {c['gamma']:g} | {c['loo']:.2f} | {c['rmse']:.2f} | {c['mae']:.2f} | {per} | "
+                     f"{p['feature_s']} |")
+    return lines
+
+
+def _curve_lines(path):
+    from ..utils.io import read_json
+
+    if not Path(path).exists():
+        return []
+    cur = read_json(path)
+    lines = ["", f"Fold-0 curves (`benchmarks/probes/molecules3d/probe_curves.py`, {cur['settings']}):", "",
+             "| training molecules | rotations r | RMSE | MAE |", "| --- | --- | --- | --- |"]
+    lines += [f"| {t['n_train']} | {t['r']} | {t['rmse']:.2f} | {t['mae']:.2f} |" for t in cur["train_size"]]
+    lines += ["", "| rotations r (2000 training) | RMSE | MAE | RMSE, test molecules randomly rotated | "
+              "relative feature change under a rotation | ms / molecule |", "| --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {t['r']} | {t['rmse']:.2f} | {t['mae']:.2f} | {t['rmse_rotated_test']:.2f} | "
+              f"{t['relative_feature_change_under_rotation']:.3f} | {t['ms_per_molecule']:.2f} |"
+              for t in cur["rotations"]]
+    return lines
 
 
 EXPERIMENTS = {"qm7": run_qm7}
