@@ -178,7 +178,7 @@ def test_feature_gram_converges_to_the_exact_orbit_kernel():
 
     K = HaarKernel(group, base_kernel=base)(X)
     fmap = MolecularOrbitFeatures(group, species=(1, 6, 7, 8), weighting="charge", sigma=sigma, gamma=gamma,
-                                  n_wavevectors=3000, n_components=20000, random_state=0).fit(X)
+                                  n_wavevectors=1000, n_components=8000, random_state=0).fit(X)
     F = fmap.transform(X)
     assert np.abs(F @ F.T - K).max() < 0.05, (F @ F.T, K)
     off = K[~np.eye(3, dtype=bool)]
@@ -270,3 +270,8 @@ def test_molecules3d_quick_experiment_runs_and_resumes(tmp_path, monkeypatch):
     again = run(quick=True, out_dir=tmp_path)
     assert again["resumed_cells"] == len(again["cells"])
     assert again["data"]["rows"] == rows
+    from orbitkernels.experiments.molecules3d import render_page
+
+    (tmp_path / "molecules3d" / "qm7.json").write_text(path.read_text())
+    page = render_page(tmp_path)
+    assert all(f"`{r['name']}`" in page for r in rows) and "ms / molecule" in page
