@@ -275,3 +275,17 @@ def test_molecules3d_quick_experiment_runs_and_resumes(tmp_path, monkeypatch):
     (tmp_path / "molecules3d" / "qm7.json").write_text(path.read_text())
     page = render_page(tmp_path)
     assert all(f"`{r['name']}`" in page for r in rows) and "ms / molecule" in page
+
+
+def test_molecules3d_time_budget_leaves_cells_for_a_resumed_run(tmp_path, monkeypatch):
+    from conftest import shared_data_dir
+    from orbitkernels.experiments import get_experiments
+
+    data = shared_data_dir()
+    if data is None or not (data / "qm7.npz").exists():
+        pytest.skip("qm7.npz not available")
+    monkeypatch.setenv("ORBITKERNELS_DATA", str(data))
+    monkeypatch.setenv("ORBITKERNELS_MOLECULES3D_BUDGET_S", "0")
+    res = get_experiments("molecules3d")["qm7"](quick=True, out_dir=tmp_path)
+    assert res["data"]["rows"] == [] and "mol_rbf_s1|0" in res["data"]["skipped_cells"]
+    assert "left for a resumed run" in res["notes"]
