@@ -341,12 +341,31 @@ def render_page(results_dir=None):
                      f"{', '.join(f'{g:g}' for g in r['gammas_chosen'])} | {r['cost_ms_per_molecule']:.2f} |")
     for k, (rm, ma) in d["anchors"].items():
         lines.append(f"| {k} | | | {rm:.2f} | {ma:.2f} | | | |")
+    lines += _unfinished_lines(res)
     c = d["cost"]
     lines += _probe_lines(d.get("probes") or []) + _curve_lines(root / PAPER / "curves_fold0.json")
     lines += ["", f"Cost of the Coulomb-matrix representation on the same machine ({c['n_molecules']} molecules): "
               f"Coulomb matrices {c['coulomb_matrix_ms']:.3f} ms / molecule; LGIKA RF, Laplacian base kernel "
               f"({c['lgika_rf_laplacian']}) {c['lgika_rf_laplacian_ms']:.2f} ms / molecule."]
     return "\n".join(lines) + "\n"
+
+
+def _unfinished_lines(res):
+    """The configurations of the run without all their folds: what was computed, and what is left."""
+    done = {r["name"] for r in res["data"]["rows"]}
+    n_folds = res["config"]["n_folds"]
+    names = list(res["config"]["configurations"]) + [f"{n}+layer2" for n in res["config"]["layer2"]["configs"]]
+    out = []
+    for name in names:
+        if name in done:
+            continue
+        got = {int(k.rsplit("|", 1)[1]): v for k, v in res["cells"].items() if k.rsplit("|", 1)[0] == name}
+        folds = ", ".join(f"fold {k}: RMSE {v['rmse']:.2f} / MAE {v['mae']:.2f}" for k, v in sorted(got.items()))
+        out.append(f"`{name}` ({len(got)} of {n_folds} folds" + (f"; {folds}" if folds else "") + ")")
+    if not out:
+        return []
+    return ["", "Recorded in the configuration but not finished within the run's time budget (resuming the same "
+                "command completes them): " + "; ".join(out) + "."]
 
 
 def _probe_lines(probes):
