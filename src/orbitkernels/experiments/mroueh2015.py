@@ -33,7 +33,8 @@ from ..groups import (BlockPermutation, CyclicShift, ImageRotation, ImageTransla
                       TimeWarp, Uniform)
 from ..kernels import HaarKernel
 from ..utils.progress import progress
-from ._common import PAPER_SAMPLING
+from ._common import PAPER_SAMPLING, mean_std as _mean_std, pyplot as _matplotlib, seed_from as _rs
+from ._common import stratified as _stratified
 from ._mroueh_rls import one_nn_accuracy, rls_fit_predict
 from ._runner import ExperimentRun, headline
 from .report import render_paper_page, write_page
@@ -44,35 +45,6 @@ __all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_xpe
 PAPER = "mroueh2015"
 PAPER_TITLE = ("Y. Mroueh, S. Voinea, T. Poggio. Learning with Group Invariant Features: A Kernel Perspective. "
                "NIPS 2015")
-
-
-def _matplotlib():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _mean_std(values):
-    v = np.asarray(values, dtype=float)
-    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-
-def _rs(*parts):
-    """An int seed for scikit-learn-style ``random_state`` from several integers."""
-    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0])
-
-
-def _stratified(y, per_class, rng, pool=None):
-    """``per_class`` random indices of every class (from ``pool`` if given)."""
-    idx = np.arange(len(y)) if pool is None else np.asarray(pool)
-    out = []
-    for c in np.unique(y[idx]):
-        members = idx[y[idx] == c]
-        out.append(rng.choice(members, size=per_class, replace=False))
-    return np.sort(np.concatenate(out))
 
 
 # ---------------------------------------------------------------------------------------------

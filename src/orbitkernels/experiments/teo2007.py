@@ -27,7 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils.progress import progress
-from ._common import headline_table
+from ._common import headline_table, mean_std as _mean_std, pyplot as _matplotlib, seed_from as _rs
+from ._common import stratified as _stratified
 from ._runner import ExperimentRun, headline
 from .report import render_paper_page, write_page
 
@@ -70,25 +71,6 @@ SPAM_QUICK = dict(
     min_df=2, epochs=10, batch_size=32, lams=[1e-4], fdrop_K=[5], fscale_K=[5], fscale_lu=[[0.5, 2.0]],
     attack_K=[0, 5], attack_scale_lu=[0.5, 2.0], headline_K=5, n_messages=800,
 )
-
-
-def _matplotlib():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _rs(*parts):
-    """An int seed for scikit-learn-style ``random_state`` from several integers."""
-    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0])
-
-
-def _mean_std(values):
-    v = np.asarray(values, dtype=float)
-    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,11 +161,6 @@ def ovo_predict(svc, X, chunk=2000):
                 p += 1
         out.append(svc.classes_[np.argmax(votes, axis=1)])
     return np.concatenate(out)
-
-
-def _stratified(y, per_class, rng, pool):
-    return np.sort(np.concatenate([rng.choice(pool[y[pool] == c], per_class, replace=False)
-                                   for c in np.unique(y[pool])]))
 
 
 def _mnist_fit_eval(method, X, y, Xte, yte, gamma, C, cfg, trans):
