@@ -1,0 +1,70 @@
+"""The generated pages are the committed results rendered by the current code, and the gap notes' template
+reproduces the prose (and every number) that the results files recorded."""
+from pathlib import Path
+
+import pytest
+
+from orbitkernels.experiments import mroueh2015, raj2017, teo2007
+from orbitkernels.experiments.report import fill_notes, render_readme_block, render_results
+from orbitkernels.utils.io import read_json
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+
+
+@pytest.mark.parametrize("module", [mroueh2015, raj2017, teo2007], ids=lambda m: m.PAPER)
+def test_committed_page_is_the_rendered_results(module):
+    page = ROOT / "docs" / "reproductions" / f"{module.PAPER}.md"
+    assert module.render_markdown(RESULTS) == page.read_text(encoding="utf-8"), \
+        f"{page.name} is stale or the renderer changed: run `orbitkernels report`"
+
+
+def test_committed_results_page_and_readme_table_are_current():
+    assert render_results(RESULTS) == (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- results:begin -->\n" + render_readme_block(RESULTS) + "<!-- results:end -->" in readme
+
+
+def test_qm7_gap_notes_template_reproduces_the_recorded_prose():
+    """qm7.json was written when the gap analysis was Python f-strings; the Markdown template filled in from the
+    same file must give that text character for character (so no number moved)."""
+    res = read_json(RESULTS / "raj2017" / "qm7.json")
+    recorded = res["notes"].split(raj2017.GAP_MARK)[1]
+    assert raj2017.qm7_gap_notes(res["data"], res["config"]) == recorded
+
+
+def test_qm7_gap_notes_follow_the_numbers():
+    res = read_json(RESULTS / "raj2017" / "qm7.json")
+    row = next(r for r in res["data"]["rows"] if r["method"] == "sort_krr_lap")
+    row["rmse"] = 1.234
+    text = raj2017.qm7_gap_notes(res["data"], res["config"])
+    assert "reaches RMSE 1.23 / MAE" in text
+    res["data"]["trials"] = None  # no probes: their notes are left out, the rows' notes stay
+    text = raj2017.qm7_gap_notes(res["data"], res["config"])
+    assert "Outliers" not in text and "One-fold probes" not in text and "2nd RF layer" in text
+
+
+TEMPLATE = """<!-- a comment for the reader -->
+<!-- note: first -->
+Rows {rows}[[, mean {mean:.1f}]].
+
+<!-- list: rows sep="; " -->
+{name} {v:.2f}
+
+<!-- note: second -->
+Second {x}.
+"""
+
+
+def test_fill_notes_lists_optional_segments_and_repeats():
+    values = {"first": {"rows": [{"name": "a", "v": 1.0}, {"name": "b", "v": 2.5}], "mean": 1.75},
+              "second": [{"x": 1}, {"x": 2}]}
+    assert fill_notes(TEMPLATE, values) == "Rows a 1.00; b 2.50, mean 1.8. Second 1. Second 2."
+    values["first"]["mean"] = None
+    del values["second"]
+    assert fill_notes(TEMPLATE, values) == "Rows a 1.00; b 2.50."
+
+
+def test_fill_notes_missing_field_fails_clearly():
+    with pytest.raises(KeyError, match="'rows'"):
+        fill_notes(TEMPLATE, {"first": {"mean": 1.0}})
