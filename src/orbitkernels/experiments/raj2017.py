@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
@@ -61,6 +62,64 @@ LABELS = {
     "sort_krr_lap": "Sort-Coulomb (exact KRR, Laplacian) [beyond paper]",
     "lgika_rf_lap": "LGIKA (RF, Laplacian base kernel) [beyond paper]",
 }
+
+
+
+@dataclass(frozen=True)
+class Method:
+    """One row of Raj et al.'s tables, as a record: the input, the feature map, whether it pools over the group,
+    the base kernel. ``name`` keys the row's cells in the results files (so it never changes).
+
+    ``feature_map``: "rf" (random Fourier features, Raj Eq. 6–7), "nys" (Nyström, Eq. 8), "gicdf" (Mroueh et al.
+    2015 Eq. 3) or "krr" (exact kernel ridge, the GP of Montavon et al. 2012). ``inputs``: "orig" (Coulomb
+    matrices, pixels) or "sort" (sorted Coulomb matrices). ``invariant``: averaged over the group (LGIKA,
+    GICDF). ``kernel``: "rbf" or "laplacian". ``all_rotations``: every grid rotation through the polar FFT path.
+    """
+
+    name: str
+    feature_map: str
+    inputs: str = "orig"
+    invariant: bool = False
+    kernel: str = "rbf"
+    all_rotations: bool = False
+
+    @property
+    def family(self):
+        """Which γ grid and which validation choice the row shares: "lgika" for the invariant rows, else its input."""
+        return "lgika" if self.invariant else self.inputs
+
+    @property
+    def laplacian(self):
+        return self.kernel == "laplacian"
+
+    def counterpart(self, feature_map):
+        """The row that differs from this one only by its feature map (None if there is none)."""
+        return next((m for m in METHODS.values() if m != self and m.feature_map == feature_map
+                     and (m.inputs, m.invariant, m.kernel, m.all_rotations)
+                     == (self.inputs, self.invariant, self.kernel, self.all_rotations)), None)
+
+
+METHODS = {m.name: m for m in (
+    Method("orig_rf", "rf"), Method("orig_nys", "nys"), Method("orig_krr", "krr"),
+    Method("sort_rf", "rf", "sort"), Method("sort_nys", "nys", "sort"), Method("sort_krr", "krr", "sort"),
+    Method("gicdf", "gicdf", invariant=True),
+    Method("lgika_rf", "rf", invariant=True), Method("lgika_nys", "nys", invariant=True),
+    Method("lgika_rf_polar", "rf", invariant=True, all_rotations=True),
+    Method("lgika_rf_lap", "rf", invariant=True, kernel="laplacian"),
+    Method("lgika_nys_lap", "nys", invariant=True, kernel="laplacian"),
+    Method("orig_krr_lap", "krr", kernel="laplacian"), Method("sort_krr_lap", "krr", "sort", kernel="laplacian"),
+)}
+
+
+def as_method(name):
+    """The :class:`Method` record of a row name (a record is returned as it is)."""
+    if isinstance(name, Method):
+        return name
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ConfigurationError(f"unknown Raj et al. 2017 method {name!r}; known: {sorted(METHODS)}") from None
+
 
 _LAMBDAS = [float(x) for x in 10.0 ** np.arange(-14, 1)]
 #: Laplacian-kernel γ factors (γ = factor / median L1 distance) of the QM7 rows beyond the paper.
@@ -238,52 +297,50 @@ class _QM7:
         train = np.sort(np.concatenate([f for i, f in enumerate(self.folds) if i != k]))
         return train, test
 
-    def features(self, method, dim, factor, train):
+    def features(self, name, dim, factor, train):
         cfg, seed, r = self.cfg, self.seed, self.cfg["r"]
-        fold_free = method.endswith(("_rf", "_rf_lap"))
-        key = (method, dim, factor) if fold_free else (method, dim, factor, train[:5].tobytes(), len(train))
+        m = as_method(name)
+        fold_free = m.feature_map == "rf"  # random features draw nothing from the data: one map for every fold
+        key = (m.name, dim, factor) if fold_free else (m.name, dim, factor, train[:5].tobytes(), len(train))
         if key in self._cache:
             return self._cache[key]
         if not fold_free:  # keep only fold-free maps and this fold's maps
             self._cache = {k: v for k, v in self._cache.items() if len(k) == 3}
-        X = self.Xs if method.startswith("sort") else self.X
-        gamma = (factor or 1.0) / self.scale["sort" if method.startswith("sort") else "orig"]
-        group = self.group if method.startswith("lgika") else None
-        if fold_free:  # random Fourier features, Gaussian or (suffix "_lap") Laplacian base kernel
-            lap = method.endswith("_lap")
-            fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, kernel="laplacian" if lap else "rbf",
-                                      gamma=factor / self.scale_l1 if lap else gamma, n_components=dim // 2,
+        X = self.Xs if m.inputs == "sort" else self.X
+        # γ = factor / median squared distance (Gaussian) or factor / median L1 distance (Laplacian)
+        gamma = factor / self.scale_l1 if m.laplacian else (factor or 1.0) / self.scale[m.inputs]
+        group = self.group if m.invariant else None
+        if m.feature_map == "rf":
+            fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, kernel=m.kernel, gamma=gamma, n_components=dim // 2,
                                       n_group_samples=r if group else None, random_state=seed)
-        elif method == "lgika_nys_lap":
-            fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="laplacian", gamma=factor / self.scale_l1, n_components=dim,
-                               n_group_samples=r, random_state=seed)
-        elif method.endswith("_nys"):
-            fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="rbf", gamma=gamma, n_components=dim,
+        elif m.feature_map == "nys":
+            fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel=m.kernel, gamma=gamma, n_components=dim,
                                n_group_samples=r if group else None, random_state=seed)
-        elif method == "gicdf":
+        elif m.feature_map == "gicdf":
             F = _gicdf_data_side(X, train, self.group, r, cfg["gicdf_templates"], cfg["gicdf_bins"], seed)
             self._cache[key] = F
             return F
         else:
-            raise ValueError(method)
+            raise ConfigurationError(f"{m.name}: {m.feature_map!r} rows are not feature maps (exact kernel ridge)")
         F = fm.fit(X[train]).transform(X).astype(np.float32)
         self._cache[key] = F
         return F
 
 
-def _qm7_gamma_grid(cfg, method, dim, chosen_factor):
+def _qm7_gamma_grid(cfg, name, dim, chosen_factor):
     """The γ factors inner CV chooses from for one feature cell of the configuration ``cfg``."""
-    if method == "gicdf":
+    m = as_method(name)
+    if m.feature_map == "gicdf":
         return [None]
-    if method == "lgika_nys_lap":
+    if m.feature_map == "nys" and m.laplacian:
         return cfg["lap_factors"]
     if chosen_factor is not None:  # Nyström of the same kernel as an RF row: reuse that row's γ
         return [chosen_factor]
     if dim not in cfg["feature_dims"] and cfg.get("extra_gamma_factors"):
         return cfg["extra_gamma_factors"]  # an extra (larger) D selects its own γ
-    if method.endswith("_nys") and cfg.get("nys_gamma_factors"):
+    if m.feature_map == "nys" and cfg.get("nys_gamma_factors"):
         return cfg["nys_gamma_factors"]
-    return cfg.get("gamma_factors_by_family", {}).get(method.split("_")[0], cfg["gamma_factors"])
+    return cfg.get("gamma_factors_by_family", {}).get(m.family, cfg["gamma_factors"])
 
 
 def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, factors=None, layer2=True):
@@ -332,7 +389,7 @@ def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, f
     return out
 
 
-def _qm7_krr_cell(data, method, k):
+def _qm7_krr_cell(data, name, k):
     """Exact kernel ridge (the GP posterior mean of Montavon et al. 2012) with inner-CV γ and λ."""
     from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
@@ -340,13 +397,14 @@ def _qm7_krr_cell(data, method, k):
     t0 = time.perf_counter()
     train, test = data.split(k)
     y = data.T
-    X = data.Xs if method.startswith("sort") else data.X
+    m = as_method(name)
+    X = data.Xs if m.inputs == "sort" else data.X
     X = X.astype(np.float64)
-    lap = method.endswith("_lap")
+    lap = m.laplacian
     kern = laplacian_kernel if lap else rbf_kernel
-    scale = data.scale_l1 if lap else data.scale["sort" if method.startswith("sort") else "orig"]
+    scale = data.scale_l1 if lap else data.scale[m.inputs]
     factors = cfg["lap_factors"] if lap else cfg.get("krr_gamma_factors_by_family", {}).get(
-        method.split("_")[0], cfg["krr_gamma_factors"])
+        m.family, cfg["krr_gamma_factors"])
     lambdas = _qm7_lambdas(cfg)
     table = {}
     if cfg["krr_inner_k"] == "loo":
@@ -391,9 +449,6 @@ def _qm7_krr_cell(data, method, k):
             **regression_scores(pred, y[test]), "seconds": round(time.perf_counter() - t0, 2)}
 
 
-_RF_OF = {"orig_nys": "orig_rf", "sort_nys": "sort_rf", "lgika_nys": "lgika_rf"}
-
-
 def _qm7_lambdas(cfg):
     """λ grid of the QM7 ridge models: 10^-14 .. 10^0 in steps of ``lambda_log_step`` decades (default 1)."""
     step = cfg.get("lambda_log_step", 1.0)
@@ -409,10 +464,11 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     n_folds = cfg["n_folds"]
     plan = []
     for method in cfg["methods"]:
-        if method.endswith("_krr") or method.endswith("_krr_lap"):
+        if METHODS[method].feature_map == "krr":
             plan += [(method, None, k) for k in range(n_folds)]
         else:
-            dims = (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(method, [])) if method != "gicdf"
+            dims = (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(method, []))
+                    if METHODS[method].feature_map != "gicdf"
                     else [cfg["gicdf_templates"] * (2 * cfg["gicdf_bins"] + 1)])
             plan += [(method, d, k) for d in dims for k in range(n_folds)]  # extra D right after the base D
     beyond = QM7_BEYOND.get(cname)  # rows beyond the paper, last: their own γ grid, no 2nd layer
@@ -432,7 +488,7 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
         elif dim is None:
             cells[key] = run.cell(key, lambda: _qm7_krr_cell(data, method, k))
         else:
-            rf = _RF_OF.get(method)
+            rf = getattr(METHODS[method].counterpart("rf"), "name", None) if METHODS[method].feature_map == "nys" else None
             # Nyström rows reuse their RF row's γ unless "nys_own_gamma" (then their own LOO over "nys_gamma_factors":
             # at the small γ the RF rows prefer, K_ZZ of 2000+ landmarks is numerically singular and Nyström collapses)
             reuse = rf in cfg["methods"] and not cfg.get("nys_own_gamma")
@@ -825,15 +881,17 @@ def engine_options():
     return {"backend": backend, "device": os.environ.get("ORBITKERNELS_DEVICE") or None, "max_memory_mb": 512}
 
 
-def _image_feature_map(method, group, dim, gamma, r, cfg, seed):
+def _image_feature_map(name, group, dim, gamma, r, cfg, seed):
+    """The (unfitted) feature map of one image row (a :class:`Method` or its name)."""
+    m = as_method(name)
     eng = engine_options()
-    if method.endswith("_rf_polar"):  # PolarRotation: every grid angle (weighted by q) through the FFT fast path
+    if m.all_rotations:  # PolarRotation: every grid angle (weighted by q) through the FFT fast path
         return OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=dim // 2, n_group_samples=None,
                                     random_state=seed, **eng)
-    if method.endswith("_rf"):
+    if m.feature_map == "rf":
         return OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=dim // 2, n_group_samples=r if group else None,
                                     random_state=seed, **eng)
-    if method.endswith("_nys"):
+    if m.feature_map == "nys":
         return OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="rbf", gamma=gamma, n_components=dim, n_group_samples=r if group else None,
                              random_state=seed, **eng)
     return GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=cfg["gicdf_templates"], n_bins=cfg["gicdf_bins"], n_group_samples=r,
@@ -855,7 +913,7 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
             table = {}
             for law in laws:
                 for f in cfg["gamma_factors"]:
-                    group = make_group(law) if method.startswith("lgika") else None
+                    group = make_group(law) if METHODS[method].invariant else None
                     fm = _image_feature_map(method, group, cfg.get("select_dim", cfg["feature_dims"][0]),
                                             f / scale, cfg["r"], cfg, seed).fit(X[train])
                     F = fm.transform(X[trval])
@@ -876,16 +934,16 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
         if budget and not run.has(run.key(method, dim)) and run.wall_time() > budget:
             chosen.setdefault("skipped_cells", []).append(run.key(method, dim))  # resumable later
             continue
-        fam = "lgika" if method.startswith("lgika") or method == "gicdf" else "orig"
+        fam = METHODS[method].family
         law = chosen["lgika"]["law"] if chosen["lgika"] else None
         factor = chosen[fam]["gamma_factor"] if chosen.get(fam) else 1.0
 
         def compute(method=method, dim=dim, law=law, factor=factor):
             t0 = time.perf_counter()
             group = None
-            if method.endswith("_polar"):
+            if METHODS[method].all_rotations:
                 group = make_group(law, polar=True)
-            elif method.startswith("lgika") or method == "gicdf":
+            elif METHODS[method].invariant:
                 group = make_group(law)
             fm = _image_feature_map(method, group, dim, factor / scale, cfg["r"], cfg, seed).fit(X[train])
             F = fm.transform(X).astype(np.float32)
