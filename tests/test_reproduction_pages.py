@@ -68,3 +68,14 @@ def test_fill_notes_lists_optional_segments_and_repeats():
 def test_fill_notes_missing_field_fails_clearly():
     with pytest.raises(KeyError, match="'rows'"):
         fill_notes(TEMPLATE, {"first": {"mean": 1.0}})
+
+
+@pytest.mark.parametrize("name", ["xperm", "mnist"])
+def test_declared_configuration_is_the_recorded_one(name):
+    """A rerun reuses the stored cells only under the same configuration: the declared one must be the one the
+    recorded results were made with."""
+    import json
+
+    res = read_json(RESULTS / "mroueh2015" / f"{name}.json")
+    declared = getattr(mroueh2015, f"{name}_config")(quick=False, seed=res["config"]["seed"])
+    assert json.loads(json.dumps(declared)) == res["config"]
