@@ -26,6 +26,7 @@ from ..groups import (CoulombPermutation, ImageRotation, ImageScaling, ImageTran
                       Uniform, VonMises)
 from ..groups.polar import PolarRotation
 from ..kernels import HaarKernel
+from ..models.ridge import RidgePath as _RidgePathSolver
 from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
 from ._common import PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices
@@ -408,30 +409,21 @@ def _qm7_krr_cell(data, name, k):
     lambdas = _qm7_lambdas(cfg)
     table = {}
     if cfg["krr_inner_k"] == "loo":
-        # exact leave-one-out of kernel ridge with the training mean held fixed: e_i / (1 - H_ii),
-        # H = K (K + λ n I)^-1 from one eigendecomposition per γ, reused for the final fit
+        # exact leave-one-out of kernel ridge with the training mean held fixed (no intercept in the fit), from
+        # the ridge-path solver's one eigendecomposition per γ (α = λ n), reused for the final fit
         n = len(train)
         mu = float(y[train].mean())
-        best_f, best_val, keep = None, np.inf, None
+        best, path = None, None
         for f in factors:
-            K = kern(X[train], gamma=f / scale)
-            s, U = np.linalg.eigh(K)
-            del K
-            s = np.clip(s, 0.0, None)
-            proj = U.T @ (y[train] - mu)
-            shrink = s[None, :] / (s[None, :] + lambdas[:, None] * n)
-            fitted = (U @ (shrink * proj[None, :]).T).T
-            hdiag = shrink @ (U * U).T
-            resid = (y[train] - mu)[None, :] - fitted
-            table[f] = np.sqrt(np.mean((resid / np.maximum(1.0 - hdiag, 1e-12)) ** 2, axis=1))
-            if table[f].min() < best_val:
-                best_f, best_val, keep = f, table[f].min(), (s, U, proj)
-            del U
-        best = best_f
+            p = _RidgePathSolver(lambdas * n, fit_intercept=False).fit_gram(kern(X[train], gamma=f / scale),
+                                                                          y[train] - mu)
+            table[f] = np.array([np.sqrt(np.mean(p.loo_residuals(i) ** 2)) for i in range(len(lambdas))])
+            if best is None or table[f].min() < table[best].min():
+                best, path = f, p
+            del p
         i = int(np.argmin(table[best]))
         lam = float(lambdas[i])
-        s, U, proj = keep
-        pred = kern(X[test], X[train], gamma=best / scale) @ (U @ (proj / (s + lam * n))) + mu
+        pred = path.predict_gram(kern(X[test], X[train], gamma=best / scale), i)[:, 0] + mu
     else:
         splits = kfold_indices(len(train), cfg["krr_inner_k"], seed + k)
         for f in factors:
