@@ -79,3 +79,16 @@ def test_declared_configuration_is_the_recorded_one(name):
     res = read_json(RESULTS / "mroueh2015" / f"{name}.json")
     declared = getattr(mroueh2015, f"{name}_config")(quick=False, seed=res["config"]["seed"])
     assert json.loads(json.dumps(declared)) == res["config"]
+
+
+@pytest.mark.parametrize("name", ["mnist", "spam"])
+def test_teo_notes_template_reproduces_the_recorded_prose(name):
+    res = read_json(RESULTS / "teo2007" / f"{name}.json")
+    assert teo2007.experiment_notes(name, res["data"], res["config"]) == res["notes"]
+
+
+def test_teo_notes_follow_the_numbers():
+    res = read_json(RESULTS / "teo2007" / "mnist.json")
+    res["data"]["ordering"][-1]["sv_ratio_invar_vir"] = 0.5
+    text = teo2007.experiment_notes("mnist", res["data"], res["config"])
+    assert "the ratio at the largest size is 0.50" in text and "above the paper's 'roughly half'" not in text

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import time
+from importlib import resources
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,7 +31,7 @@ from ..utils.progress import progress
 from ._common import headline_table, mean_std as _mean_std, pyplot as _matplotlib, seed_from as _rs
 from ._common import stratified as _stratified
 from ._runner import ExperimentRun, headline
-from .report import render_paper_page, write_page
+from .report import fill_notes, render_paper_page, write_page
 
 __all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_mnist", "run_spam",
            "AffineWarp", "mnist_transformations", "ovo_predict", "mcnemar"]
@@ -270,7 +271,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
                  note="paper: 'roughly half'"),
     ]
     order = _mnist_ordering(curves, cfg["per_class"])
-    notes = _mnist_notes(order, ratio, chosen, cfg)
+    notes = experiment_notes("mnist", {"ordering": order, "selected": chosen}, cfg)
 
     def figure(path):
         plt = _matplotlib()
@@ -314,25 +315,23 @@ def _mnist_ordering(curves, sizes):
     return out
 
 
-def _mnist_notes(order, ratio, chosen, cfg):
-    beats = all(o["invar_beats_std"] and o["vir_beats_std"] for o in order)
-    fewer = all(o["invar_fewer_sv_than_vir"] for o in order)
-    txt = [f"Sizes: {cfg['notes_sizes']}.",
-           "Selected (gamma, C): " + "; ".join(f"{m} ({c['gamma']}, {c['C']}), validation error "
-                                               f"{c['validation_error']:.4f}" for m, c in chosen.items()) + ".",
-           f"Invar-SVM and VIR-SVM beat STD-SVM at every size: {'yes' if beats else 'no'}.",
-           f"Invar-SVM uses fewer support vectors than VIR-SVM at every size: {'yes' if fewer else 'no'}; "
-           f"the ratio at the largest size is {ratio:.2f} (paper: about 0.5). "
-           "Support vectors are counted as distinct vectors with non-zero dual weight for both: for VIR-SVM "
-           "over the 45 one-vs-one machines of libsvm, for Invar-SVM over the single multi-class machine "
-           "(each training digit contributes the transformed copies Algorithm 1 picked as worst cases)."]
-    if ratio > 0.6:
-        txt.append("The ratio is above the paper's 'roughly half': with at most 50 digits per class and an RBF "
-                   "kernel almost every digit violates the margin under several of its 20 transformations, so "
-                   "Algorithm 1 keeps several copies per digit (see n_constraints / n_active_constraints of the "
-                   "Invar-SVM cells). The paper does not give its C, gamma, epsilon or how it counted support "
-                   "vectors of the one-vs-one VIR-SVM, so the size of the gap is not pinned down by the text.")
-    return " ".join(txt)
+def _yes(flag):
+    return "yes" if flag else "no"
+
+
+def _notes(template, values):
+    return fill_notes(resources.files(__package__).joinpath(template).read_text(encoding="utf-8"), values)
+
+
+def mnist_note_values(data, cfg):
+    """Fields of ``notes/teo2007_mnist.md`` from a results file's ``data`` (ordering, selection) and ``config``."""
+    order = data["ordering"]
+    ratio = order[-1]["sv_ratio_invar_vir"]  # Invar-SVM / VIR-SVM support vectors at the largest size
+    return {"sizes": {"sizes": cfg["notes_sizes"]},
+            "selected": {"choices": [{"method": m, **c} for m, c in data["selected"].items()]},
+            "orderings": {"beats": _yes(all(o["invar_beats_std"] and o["vir_beats_std"] for o in order)),
+                          "fewer": _yes(all(o["invar_fewer_sv_than_vir"] for o in order)), "ratio": ratio},
+            "ratio_above_half": {"ratio": ratio} if ratio > 0.6 else None}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -468,7 +467,7 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
     for loss in ("fdrop", "fscale"):
         heads.append(headline(f"McNemar p-value hinge vs {loss} (K={Kh} deleted)", mc[loss]["drop"][Kh]["p_value"],
                               1e-32, "lower", note="paper: p < 1e-32 on ECML06"))
-    notes = _spam_notes(test, chosen, mc, dict(cfg, n_test=int(te.sum())))
+    notes = experiment_notes("spam", {"test": test, "selected": chosen, "mcnemar": mc, "n_test": int(te.sum())}, cfg)
 
     def figure(path):
         plt = _matplotlib()
@@ -493,30 +492,33 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
                       heads, seeds={"seed": seed}, notes=notes, figure=figure)
 
 
-def _spam_notes(test, chosen, mc, cfg):
+def spam_note_values(data, cfg):
+    """Fields of ``notes/teo2007_spam.md`` from a results file's ``data`` (test, selection, McNemar) and ``config``."""
+    test, mc = data["test"], data["mcnemar"]
     Ks = [str(K) for K in cfg["attack_K"] if K > 0]
-    hold = {loss: all(test[loss]["drop"][K]["accuracy"] >= test["hinge"]["drop"][K]["accuracy"] for K in Ks)
-            for loss in ("fdrop", "fscale")}
-    clean = {loss: test[loss]["drop"]["0"]["accuracy"] for loss in test}
-    txt = ["The ECML06 data is not available; Ling-Spam's test part is from the same distribution as training, "
-           "so the paper's pressure (other users, adapting spammers) is replaced by a test-time attack.",
-           "Selected: " + "; ".join(f"{k} (lam={v['lam']}, K={v['K']}, l={v['l']}, u={v['u']})"
-                                    for k, v in chosen.items()) + ".",
-           "Clean accuracy: " + ", ".join(f"{k} {100 * v:.2f}%" for k, v in clean.items()) + ".",
-           f"Under deletion FDROP holds at least the hinge accuracy at every K > 0: {'yes' if hold['fdrop'] else 'no'}; "
-           f"FSCALE: {'yes' if hold['fscale'] else 'no'}."]
-    hold_s = {loss: all(test[loss]["scale"][K]["accuracy"] >= test["hinge"]["scale"][K]["accuracy"] for K in Ks)
-              for loss in ("fdrop", "fscale")}
-    p_max = max(mc[loss]["drop"][K]["p_value"] for loss in mc for K in Ks)
-    txt += [f"Under scaling: FDROP {'yes' if hold_s['fdrop'] else 'no'}, FSCALE {'yes' if hold_s['fscale'] else 'no'}.",
-            "The paper's numbers (74.75 / 81.73 / 83.71 %) are shown beside the accuracy under the deletion attack "
-            "because that is the pressure standing in for ECML06's shift; they are not the same task.",
-            f"McNemar p-values cannot reach the paper's 1e-32: part 10 has {cfg.get('n_test', 'few')} messages against "
-            f"7,500 ECML06 test e-mails (the exact binomial test on at most that many discordant pairs); the largest "
-            f"p-value over the deletion grid K > 0 is {p_max:.2g}.",
-            "AUC under attack can fall below 50% because the attack moves every message towards the wrong side "
-            "using its true label, which reverses the ranking of a model that relies on a few words."]
-    return " ".join(txt)
+
+    def holds(loss, mode):  # at least the hinge accuracy at every K > 0
+        return _yes(all(test[loss][mode][K]["accuracy"] >= test["hinge"][mode][K]["accuracy"] for K in Ks))
+
+    return {"data": {"n_test": data["n_test"]},
+            "selected": {"choices": [{"loss": k, **{f: str(v[f]) for f in ("lam", "K", "l", "u")}}
+                                     for k, v in data["selected"].items()]},
+            "clean": {"accuracies": [{"loss": k, "accuracy": 100 * t["drop"]["0"]["accuracy"]} for k, t in test.items()]},
+            "attacks": {"drop_fdrop": holds("fdrop", "drop"), "drop_fscale": holds("fscale", "drop"),
+                        "scale_fdrop": holds("fdrop", "scale"), "scale_fscale": holds("fscale", "scale"),
+                        **{f"paper_{loss}": PAPER_SPAM[loss][0] for loss in PAPER_SPAM},
+                        "n_test": data.get("n_test", "few"),
+                        "p_max": max(mc[loss]["drop"][K]["p_value"] for loss in mc for K in Ks)}}
+
+
+#: the notes of each experiment: Markdown next to the code, filled in from the results file
+NOTES = {"mnist": ("notes/teo2007_mnist.md", mnist_note_values), "spam": ("notes/teo2007_spam.md", spam_note_values)}
+
+
+def experiment_notes(name, data, cfg):
+    """The notes of experiment ``name`` filled in from its results (``data``, ``cfg``)."""
+    template, values = NOTES[name]
+    return _notes(template, values(data, cfg))
 
 
 EXPERIMENTS = {"mnist": run_mnist, "spam": run_spam}
@@ -585,7 +587,12 @@ def _headline_table(cells):
 def render_markdown(results_dir=None) -> str:
     """The reproduction page, generated from ``<results_dir>/teo2007/*.json`` (full runs only)."""
     return render_paper_page(PAPER, PAPER_TITLE, {name: PAPER_CLAIMS[name] for name in EXPERIMENTS}, results_dir,
-                             headline=lambda cells: [_headline_table(cells)], tables=_tables)
+                             headline=lambda cells: [_headline_table(cells)], tables=_tables, notes=_page_notes)
+
+
+def _page_notes(res):
+    # filled in again from the file's numbers (the stored text is the same filling, made when the run finished)
+    return [f"**Notes.** {experiment_notes(res['experiment'], res['data'], res['config'])}", ""]
 
 
 def write_markdown(results_dir=None, path="docs/reproductions/teo2007.md") -> str:
