@@ -92,3 +92,19 @@ def test_teo_notes_follow_the_numbers():
     res["data"]["ordering"][-1]["sv_ratio_invar_vir"] = 0.5
     text = teo2007.experiment_notes("mnist", res["data"], res["config"])
     assert "the ratio at the largest size is 0.50" in text and "above the paper's 'roughly half'" not in text
+
+
+def test_qm7_declared_grid_and_summary_are_the_recorded_ones():
+    """The declared plan of the recorded configuration names exactly the stored cells (a rerun reuses them all),
+    and the summary made from those cells is the recorded one (headline cells and the run's notes)."""
+    res = read_json(RESULTS / "raj2017" / "qm7.json")
+    cfg = {k: v for k, v in res["config"].items() if k not in ("configuration", "seed", "lambdas")}
+    plan, beyond = raj2017.qm7_plan(res["config"]["configuration"], cfg)
+    assert {f"{m}|{d}|{k}" for m, d, k in plan} == set(res["data"]["cells"])
+    assert beyond == res["data"]["beyond"]
+    rows = raj2017._qm7_rows(res["data"]["cells"], cfg)
+    assert rows == res["data"]["rows"]
+    assert raj2017._qm7_headlines(rows, cfg, beyond) == res["headline"]
+    notes = raj2017._qm7_notes(res["config"]["configuration"], cfg, res["data"]["folds_source"],
+                               res["data"]["skipped_cells"])
+    assert res["notes"].split(raj2017.GAP_MARK)[0] == notes

@@ -453,20 +453,8 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     run = _experiment_run("qm7", {"configuration": cname, **cfg, "seed": seed,
                                   "lambdas": [float(v) for v in _qm7_lambdas(cfg)]}, out_dir, quick, resume)
     data = _QM7(cfg, seed, download)
-    n_folds = cfg["n_folds"]
-    plan = []
-    for method in cfg["methods"]:
-        if METHODS[method].feature_map == "krr":
-            plan += [(method, None, k) for k in range(n_folds)]
-        else:
-            dims = (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(method, []))
-                    if METHODS[method].feature_map != "gicdf"
-                    else [cfg["gicdf_templates"] * (2 * cfg["gicdf_bins"] + 1)])
-            plan += [(method, d, k) for d in dims for k in range(n_folds)]  # extra D right after the base D
-    beyond = QM7_BEYOND.get(cname)  # rows beyond the paper, last: their own γ grid, no 2nd layer
+    plan, beyond = qm7_plan(cname, cfg)
     beyond_methods = set(beyond["methods"]) if beyond else set()
-    if beyond:
-        plan += [(m, d, k) for m in beyond["methods"] for d in beyond["dims"] for k in range(n_folds)]
     cells, skipped = {}, []
     budget = _time_budget(cfg)
     for method, dim, k in progress(plan, desc="qm7 cells"):
@@ -494,6 +482,43 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
                 chosen = None if cfg.get("extra_gamma_factors") else base.get("gamma_factor", chosen)
             cells[key] = run.cell(key, lambda: _qm7_feature_cell(data, method, dim, k, chosen, chosen_l2))
     rows = _qm7_rows(cells, cfg)
+    heads = _qm7_headlines(rows, cfg, beyond)
+    notes = _qm7_notes(cname, cfg, data.folds_source, skipped)
+    # one-fold probes (D, r, γ, λ selection) made before choosing this configuration, if recorded
+    trials_path = run.path.parent / "qm7_trials.json"
+    trials = json.loads(trials_path.read_text()) if (trials_path.exists() and not quick) else None
+    # the gap analysis is not stored: the page fills notes/raj2017_qm7.md in from this file (qm7_gap_notes)
+    result = run.finish({"rows": rows, "cells": cells, "folds_source": data.folds_source, "skipped_cells": skipped,
+                         "beyond": beyond, "trials": trials},
+                        heads, seeds={"features": seed, "folds": cfg["fold_seed"]}, notes=notes,
+                        figure=lambda p: _qm7_figure(rows, p, trials))
+    if skipped:  # keep the finished cells so that the next run resumes instead of starting afresh
+        run._save_partial()
+    return result
+
+
+def qm7_plan(cname, cfg):
+    """The cells of the QM7 experiment in the order they are computed, ``[(method, D, fold), ...]`` (D None for
+    exact kernel ridge), and the configuration's rows beyond the paper (QM7_BEYOND, computed last; None if none)."""
+    n_folds = cfg["n_folds"]
+    plan = []
+    for method in cfg["methods"]:
+        if METHODS[method].feature_map == "krr":
+            plan += [(method, None, k) for k in range(n_folds)]
+        else:
+            dims = (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(method, []))
+                    if METHODS[method].feature_map != "gicdf"
+                    else [cfg["gicdf_templates"] * (2 * cfg["gicdf_bins"] + 1)])
+            plan += [(method, d, k) for d in dims for k in range(n_folds)]  # extra D right after the base D
+    beyond = QM7_BEYOND.get(cname)  # rows beyond the paper, last: their own γ grid, no 2nd layer
+    if beyond:
+        plan += [(m, d, k) for m in beyond["methods"] for d in beyond["dims"] for k in range(n_folds)]
+    return plan, beyond
+
+
+def _qm7_headlines(rows, cfg, beyond):
+    """Headline cells: the paper's rows at the largest D computed on every fold, then the rows beyond the paper."""
+    n_folds = cfg["n_folds"]
     heads = []
     top = max(cfg["feature_dims"])
     tops = {}
@@ -514,7 +539,12 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
             d = "exact" if r["dim"] is None else f"D={r['dim']}"
             heads.append(headline(f"{LABELS[r['method']]} RMSE ({d})", r["rmse"], None, "lower"))
             heads.append(headline(f"{LABELS[r['method']]} MAE ({d})", r["mae"], None, "lower"))
-    notes = (f"Folds {data.folds_source}: five folds stratified by energy with a fixed seed, NOT the published "
+    return heads
+
+
+def _qm7_notes(cname, cfg, folds_source, skipped):
+    """What the QM7 run did: protocol, grids, and the cells the time budget left out."""
+    return (f"Folds {folds_source}: five folds stratified by energy with a fixed seed, NOT the published "
              "split of qm7.mat (not available here). Configuration "
              f"'{cname}': D = number of features (RF: D/2 frequencies with cos and sin; Nyström: D landmarks "
              "from the training fold); the paper uses 10k templates. γ = factor / median squared distance "
@@ -533,17 +563,6 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
              "GICDF pools over the same Montavon permutations applied to the data (see _gicdf_data_side). "
              f"Cells not computed within the time budget ({len(skipped)}): {skipped} — run the same command again "
              "to resume and complete them.")
-    # one-fold probes (D, r, γ, λ selection) made before choosing this configuration, if recorded
-    trials_path = run.path.parent / "qm7_trials.json"
-    trials = json.loads(trials_path.read_text()) if (trials_path.exists() and not quick) else None
-    # the gap analysis is not stored: the page fills notes/raj2017_qm7.md in from this file (qm7_gap_notes)
-    result = run.finish({"rows": rows, "cells": cells, "folds_source": data.folds_source, "skipped_cells": skipped,
-                         "beyond": beyond, "trials": trials},
-                        heads, seeds={"features": seed, "folds": cfg["fold_seed"]}, notes=notes,
-                        figure=lambda p: _qm7_figure(rows, p, trials))
-    if skipped:  # keep the finished cells so that the next run resumes instead of starting afresh
-        run._save_partial()
-    return result
 
 
 #: the gap analysis of the QM7 page: prose in Markdown, numbers filled in from the results (:func:`qm7_gap_values`)
