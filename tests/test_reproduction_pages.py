@@ -108,3 +108,29 @@ def test_qm7_declared_grid_and_summary_are_the_recorded_ones():
     notes = raj2017._qm7_notes(res["config"]["configuration"], cfg, res["data"]["folds_source"],
                                res["data"]["skipped_cells"])
     assert res["notes"].split(raj2017.GAP_MARK)[0] == notes
+
+
+def _resumed_run(tmp_path, paper, name, cfg):
+    """An ExperimentRun over a copy of the committed results file: it takes the stored cells as a rerun would."""
+    import shutil
+
+    from orbitkernels.experiments._runner import ExperimentRun
+
+    (tmp_path / paper).mkdir()
+    shutil.copy(RESULTS / paper / f"{name}.json", tmp_path / paper / f"{name}.json")
+    run = ExperimentRun(paper, name, cfg, out_dir=tmp_path)
+    assert run.n_resumed > 0
+    return run
+
+
+def test_mroueh_mnist_summary_from_the_stored_cells_is_the_recorded_one(tmp_path):
+    from types import SimpleNamespace
+
+    res = read_json(RESULTS / "mroueh2015" / "mnist.json")
+    cfg = mroueh2015.mnist_config(quick=False, seed=res["config"]["seed"])
+    run = _resumed_run(tmp_path, "mroueh2015", "mnist", cfg)
+    d = SimpleNamespace(cfg=cfg, yte=range(cfg["n_test"]))  # the summary reads the configuration and the test size
+    data, heads, notes = mroueh2015._mnist_summary(run, d, res["data"]["projection_spread"], res["data"]["gap"],
+                                                   quick=False)
+    assert heads == res["headline"] and notes == res["notes"]
+    assert data == {k: v for k, v in res["data"].items() if k != "run_seconds_this_session"}
