@@ -134,3 +134,26 @@ def test_mroueh_mnist_summary_from_the_stored_cells_is_the_recorded_one(tmp_path
                                                    quick=False)
     assert heads == res["headline"] and notes == res["notes"]
     assert data == {k: v for k, v in res["data"].items() if k != "run_seconds_this_session"}
+
+
+def test_teo_mnist_configuration_and_summary_are_the_recorded_ones(tmp_path):
+    res = read_json(RESULTS / "teo2007" / "mnist.json")
+    cfg = teo2007.mnist_config(quick=False, seed=res["config"]["seed"])
+    assert read_json_roundtrip(cfg) == res["config"]
+    from orbitkernels.experiments._runner import ExperimentRun
+
+    # the file keeps its test cells inside the curves (each size's draws): put them back as cells
+    run = ExperimentRun("teo2007", "mnist", cfg, out_dir=tmp_path)
+    for m, rows in res["data"]["curves"].items():
+        for row in rows:
+            for r, cell in enumerate(row["draws"]):
+                run.cells[run.key("fig1", m, f"n{row['per_class']}", f"draw{r}")] = cell
+    curves, heads, order, notes = teo2007._mnist_summary(run, cfg, res["data"]["selected"])
+    assert heads == res["headline"] and notes == res["notes"]
+    assert read_json_roundtrip({"curves": curves, "ordering": order}) == {k: res["data"][k] for k in ("curves", "ordering")}
+
+
+def read_json_roundtrip(obj):
+    import json
+
+    return json.loads(json.dumps(obj))

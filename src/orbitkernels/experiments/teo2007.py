@@ -33,7 +33,7 @@ from ._common import stratified as _stratified
 from ._runner import ExperimentRun, headline
 from .report import fill_notes, render_paper_page, write_page
 
-__all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_mnist", "run_spam",
+__all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_mnist", "run_spam", "mnist_config",
            "AffineWarp", "mnist_transformations", "ovo_predict", "mcnemar"]
 
 PAPER = "teo2007"
@@ -198,10 +198,9 @@ def _mnist_fit_eval(method, X, y, Xte, yte, gamma, C, cfg, trans):
 METHODS = ("STD-SVM", "VIR-SVM", "Invar-SVM")
 
 
-def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
-    """Figure 1: test error and support vectors of STD-, VIR- and Invar-SVM on MNIST."""
-    from ..datasets import load_mnist
-
+def mnist_config(quick=False, seed=0):
+    """The configuration of the MNIST experiment, as the recorded run stored it (its cells are reused only under
+    the same configuration)."""
     cfg = dict(MNIST_QUICK if quick else MNIST_FULL)
     cfg.update(seed=seed, preprocessing="pixels / 255 (no normalisation of the rows)",
                transformations=[repr(t) for t in mnist_transformations()],
@@ -209,6 +208,18 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
                          "select_per_class digits per class (one draw); ties go to the smaller C, then gamma",
                svm="sklearn SVC (libsvm, one-vs-one) for STD/VIR; InvariantSVC (multi-class, Gamma = 1, 0/1 "
                    "cost, column generation) for Invar")
+    return cfg
+
+
+def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
+    """Figure 1: test error and support vectors of STD-, VIR- and Invar-SVM on MNIST.
+
+    Grid: the (method, gamma, C) selection cells on the validation split, then (size, draw, method) cells on
+    the test set; :func:`_mnist_summary` and :func:`_mnist_figure`.
+    """
+    from ..datasets import load_mnist
+
+    cfg = mnist_config(quick, seed)
     run = ExperimentRun(PAPER, "mnist", cfg, out_dir=out_dir, quick=quick, resume=resume)
     b = load_mnist(download=download)
     Xall = b.x_train.reshape(len(b.x_train), -1).astype(np.float64) / 255.0
@@ -246,6 +257,15 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
 
         run.cell(run.key("fig1", m, f"n{n}", f"draw{r}"), compute)
 
+    curves, heads, order, notes = _mnist_summary(run, cfg, chosen)
+    return run.finish({"curves": curves, "selected": chosen, "ordering": order, "n_test": int(len(yte)),
+                       "n_valid": int(len(valid))},
+                      heads, seeds={"seed": seed}, notes=notes,
+                      figure=lambda path: _mnist_figure(curves, cfg, len(yte), path))
+
+
+def _mnist_summary(run, cfg, chosen):
+    """Curves (mean ± std over draws), headline cells, the paper's orderings size by size, and the notes."""
     curves = {}
     for m in METHODS:
         rows = []
@@ -273,32 +293,31 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
     order = _mnist_ordering(curves, cfg["per_class"])
     notes = experiment_notes("mnist", {"ordering": order, "selected": chosen}, cfg)
 
-    def figure(path):
-        plt = _matplotlib()
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        xs = cfg["per_class"]
-        for m, style in zip(METHODS, ("o-", "s--", "^-")):
-            e = np.array([p["error_mean"] for p in curves[m]]) * 100
-            es = np.array([p["error_std"] for p in curves[m]]) * 100
-            axes[0].errorbar(xs, e, yerr=es, fmt=style, capsize=3, label=m)
-            s = np.array([p["n_sv_mean"] for p in curves[m]])
-            ss = np.array([p["n_sv_std"] for p in curves[m]])
-            axes[1].errorbar(xs, s, yerr=ss, fmt=style, capsize=3, label=m)
-        axes[0].set(xlabel="training samples per digit", ylabel="test error (%)",
-                    title=f"MNIST test error ({len(yte)} digits)")
-        axes[1].set(xlabel="training samples per digit", ylabel="number of support vectors",
-                    title="support vectors")
-        for ax in axes:
-            ax.grid(alpha=0.3)
-            ax.legend()
-        fig.suptitle(f"Teo et al. 2007, Figure 1 (mean ± std over {cfg['n_draws']} draws)")
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+    return curves, heads, order, notes
 
-    return run.finish({"curves": curves, "selected": chosen, "ordering": order, "n_test": int(len(yte)),
-                       "n_valid": int(len(valid))},
-                      heads, seeds={"seed": seed}, notes=notes, figure=figure)
+
+def _mnist_figure(curves, cfg, n_test, path):
+    plt = _matplotlib()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    xs = cfg["per_class"]
+    for m, style in zip(METHODS, ("o-", "s--", "^-")):
+        e = np.array([p["error_mean"] for p in curves[m]]) * 100
+        es = np.array([p["error_std"] for p in curves[m]]) * 100
+        axes[0].errorbar(xs, e, yerr=es, fmt=style, capsize=3, label=m)
+        s = np.array([p["n_sv_mean"] for p in curves[m]])
+        ss = np.array([p["n_sv_std"] for p in curves[m]])
+        axes[1].errorbar(xs, s, yerr=ss, fmt=style, capsize=3, label=m)
+    axes[0].set(xlabel="training samples per digit", ylabel="test error (%)",
+                title=f"MNIST test error ({n_test} digits)")
+    axes[1].set(xlabel="training samples per digit", ylabel="number of support vectors",
+                title="support vectors")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"Teo et al. 2007, Figure 1 (mean ± std over {cfg['n_draws']} draws)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _mnist_ordering(curves, sizes):
