@@ -32,3 +32,42 @@ def test_primal_dual_and_kernel_forms_agree(rng):
     assert a["selection"] == b["selection"] == "loo"
     assert a["rel_lambda"] == b["rel_lambda"]
     np.testing.assert_array_equal(a["pred"], b["pred"])
+
+
+def test_holdout_matches_a_ridge_fit_by_scikit_learn(rng):
+    """The hold-out branch (the ridge-path solver on 80% of the rows, λ by validation accuracy, refit on all)
+    against an independent computation with sklearn's Ridge in the same α = N λ convention."""
+    from sklearn.linear_model import Ridge
+
+    from orbitkernels.experiments._mroueh_rls import HOLDOUT_GRID
+
+    X, y = _blobs(rng, d=8)
+    X = X + 0.8 * rng.normal(size=X.shape)  # overlapping classes, so that λ matters
+    Xt, _ = _blobs(np.random.default_rng(3), d=8)
+    out = rls_fit_predict(X, y, Xt, eig_limit=2, seed=5)
+    assert out["selection"] == "holdout" and out["solver"] == "primal"
+
+    n = len(y)
+    Y = np.where(y[:, None] == np.arange(3)[None, :], 1.0, -1.0)
+    scale = ((X - X.mean(0)) ** 2).sum() / n
+    perm = np.random.default_rng(5).permutation(n)
+    va, tr = np.sort(perm[: round(0.2 * n)]), np.sort(perm[round(0.2 * n):])
+    keys = []
+    for rel in HOLDOUT_GRID:
+        p = Ridge(alpha=rel * scale * len(tr) / n).fit(X[tr], Y[tr]).predict(X[va])
+        keys.append((-np.mean(p.argmax(1) == y[va]), np.mean((p - Y[va]) ** 2)))
+    i = min(range(len(keys)), key=keys.__getitem__)
+    assert out["rel_lambda"] == HOLDOUT_GRID[i]
+    assert np.isclose(out["val_accuracy"], -keys[i][0])
+    ref = Ridge(alpha=HOLDOUT_GRID[i] * scale).fit(X, Y).predict(Xt).argmax(1)
+    np.testing.assert_array_equal(out["pred"], ref)
+
+
+def test_holdout_feature_and_gram_forms_agree(rng):
+    X, y = _blobs(rng, d=8)
+    Xt, _ = _blobs(np.random.default_rng(4), d=8)
+    a = rls_fit_predict(X, y, Xt, eig_limit=2)
+    b = rls_fit_predict(X @ X.T, y, Xt @ X.T, kernel=True, eig_limit=2)
+    assert a["selection"] == b["selection"] == "holdout"
+    assert a["rel_lambda"] == b["rel_lambda"]
+    np.testing.assert_array_equal(a["pred"], b["pred"])

@@ -170,3 +170,20 @@ def test_engine_options_from_the_environment(monkeypatch):
     monkeypatch.setenv("ORBITKERNELS_BACKEND", "jax")
     with pytest.raises(ValueError, match="ORBITKERNELS_BACKEND"):
         engine_options()
+
+
+def test_methods_are_records_not_parsed_names():
+    """Every row of the configurations is a Method record; the records say what the old name suffixes said."""
+    from orbitkernels.utils.errors import ConfigurationError
+
+    for experiment in raj2017.CONFIGS.values():
+        for cfg in experiment.values():
+            for name in cfg.get("methods", []):
+                assert raj2017.as_method(name).name == name
+    m = raj2017.as_method("sort_krr_lap")
+    assert (m.feature_map, m.inputs, m.invariant, m.kernel, m.family) == ("krr", "sort", False, "laplacian", "sort")
+    assert raj2017.as_method("gicdf").family == "lgika"  # shares LGIKA's validation choice on images
+    assert raj2017.as_method("lgika_nys").counterpart("rf").name == "lgika_rf"
+    assert raj2017.as_method("lgika_rf_polar").counterpart("nys") is None
+    with pytest.raises(ConfigurationError, match="unknown"):
+        raj2017.as_method("lgika_svm")

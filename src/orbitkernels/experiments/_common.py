@@ -10,7 +10,8 @@ import numpy as np
 
 from ..models.ridge import RidgePath as _RidgePath
 
-__all__ = ["PAPER_SAMPLING", "RidgePath", "kernel_ridge_path", "kfold_indices", "headline_table"]
+__all__ = ["PAPER_SAMPLING", "RidgePath", "kernel_ridge_path", "kfold_indices", "headline_table", "pyplot",
+           "mean_std", "seed_from", "stratified"]
 
 #: How the reproductions draw group elements: i.i.d. from q, as the three papers do (and as every
 #: recorded result in results/ was made). The library's default is the low-variance "qmc" scheme;
@@ -48,6 +49,41 @@ def kernel_ridge_path(K_train, y, K_test_train, lambdas):
     n = len(K_train)
     path = _RidgePath(np.asarray(lambdas, float) * n).fit_gram(K_train, y)
     return path.predict_gram(K_test_train)[:, :, 0]
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the non-interactive Agg back-end (figures are written to files only).
+
+    Imported on demand so that the experiments (and their tests) do not need matplotlib until a figure is drawn.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def mean_std(values):
+    """Mean and sample standard deviation (ddof=1; 0 for a single value) as plain floats."""
+    v = np.asarray(values, dtype=float)
+    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
+
+
+def seed_from(*parts):
+    """An int seed for scikit-learn-style ``random_state`` from several integers (one SeedSequence draw)."""
+    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0])
+
+
+def stratified(y, per_class, rng, pool=None):
+    """Sorted indices of ``per_class`` distinct random members of every class of ``y[pool]`` (all rows if None).
+
+    Classes are visited in sorted order and drawn with ``rng.choice(..., replace=False)``, so a given
+    generator state always gives the same subset (the stored cells of the reproductions depend on it).
+    """
+    idx = np.arange(len(y)) if pool is None else np.asarray(pool)
+    return np.sort(np.concatenate([rng.choice(idx[y[idx] == c], size=per_class, replace=False)
+                                   for c in np.unique(y[idx])]))
 
 
 def kfold_indices(n, k, seed):

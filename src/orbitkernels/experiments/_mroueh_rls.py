@@ -13,8 +13,8 @@ training mean) and λ is selected as follows:
   (primal, D <= N) or Gram matrix (dual, N < D) gives the fit for the whole λ
   grid *and* the exact leave-one-out residuals ``(y_i - ŷ_i) / (1 - H_ii)``;
   λ maximises the LOO accuracy (ties: smallest LOO squared error).
-* larger problems: GURLS-style hold-out (80/20 split), one Cholesky solve per λ of
-  a coarser grid, then a refit on all training points with the chosen λ.
+* larger problems: GURLS-style hold-out (80/20 split) on a coarser grid, the same solver fitted on
+  the 80% (one eigendecomposition for the grid), then a refit on all training points with the chosen λ.
 
 Gram matrices (e.g. an exact Haar-integration kernel) are accepted with
 ``kernel=True`` and centred in feature space. LAPACK calls run on one thread:
@@ -28,8 +28,6 @@ so it does not depend on the scale of the features.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
-from threadpoolctl import threadpool_limits
 
 from ..models.ridge import RidgePath
 
@@ -37,7 +35,7 @@ __all__ = ["rls_fit_predict", "one_nn_accuracy", "LOO_GRID", "HOLDOUT_GRID"]
 
 #: relative regularisation values tried with leave-one-out selection
 LOO_GRID = np.logspace(-8, 2, 31)
-#: coarser grid for the hold-out (one Cholesky per value)
+#: coarser grid for the hold-out selection
 HOLDOUT_GRID = np.logspace(-7, 1, 9)
 
 
@@ -66,44 +64,45 @@ def _center_gram(K_train, K_test=None):
     return Kc, Ktc
 
 
+def _best(scores):
+    """Index and accuracy of the best ``(accuracy, squared error)`` pair: highest accuracy, then smallest
+    error, the first on a tie (GURLS' selection rule)."""
+    i = min(range(len(scores)), key=lambda j: (-scores[j][0], scores[j][1]))
+    return i, scores[i][0]
+
+
+def _scores(pred, Y, y_true, classes):
+    """Accuracy of the decoded ``pred`` and its mean squared error to the codes ``Y``."""
+    return float(np.mean(_decode(pred, classes) == y_true)), float(np.mean((pred - Y) ** 2))
+
+
 def _loo_select(path, Y, y_train, classes):
     """Best index of ``path.alphas`` by exact LOO accuracy, then LOO squared error."""
-    best = None
-    for i in range(len(path.alphas)):
-        resid = path.loo_residuals(i)
-        acc = float(np.mean(_decode(Y - resid, classes) == y_train))
-        mse = float(np.mean(resid**2))
-        key = (-acc, mse)
-        if best is None or key < best[0]:
-            best = (key, i, acc)
-    return best[1], best[2]
+    return _best([_scores(Y - path.loo_residuals(i), Y, y_train, classes) for i in range(len(path.alphas))])
 
 
-def _psd_solve(G, alpha, rhs, eig_cache=None):
-    """Solve (G + αI) x = rhs for a Gram / normal matrix G.
+class _HoldoutFit:
+    """:class:`RidgePath` on the rows ``idx`` (features ``F``, or the feature-space-centred Gram matrix ``K``).
 
-    Cholesky when it succeeds; otherwise (α so small that rounding in a Gram
-    matrix built from float32 features left G + αI indefinite) the same system
-    on the PSD part of G, from one eigendecomposition of G that ``eig_cache``
-    (a dict) keeps for the other α of the grid: the fit that the validation then
-    judges, instead of an abort.
+    ``predict_rows`` takes feature rows, or Gram rows against ``idx`` which it centres like the fitting
+    Gram matrix (:func:`_center_gram`), and returns (n_alphas, m, T).
     """
-    if eig_cache is None or "V" not in eig_cache:
-        A = G.copy()
-        A[np.diag_indices_from(A)] += alpha
-        try:
-            return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True, overwrite_a=True), rhs)
-        except np.linalg.LinAlgError:
-            pass
-        del A
-        evals, V = scipy.linalg.eigh(G)
-        if eig_cache is not None:
-            eig_cache.update(evals=evals, V=V)
-    else:
-        evals, V = eig_cache["evals"], eig_cache["V"]
-    d = np.maximum(evals, 0.0) + alpha
-    d = np.maximum(d, max(float(d.max()) * 1e-15, np.finfo(float).tiny))
-    return V @ ((V.T @ rhs) / d[:, None])
+
+    def __init__(self, alphas, Y, idx, *, F=None, K=None):
+        self.path = RidgePath(np.asarray(alphas, float))
+        if K is None:
+            self.path.fit(F[idx], Y[idx])
+            self.col = None
+        else:
+            Kfit = K[np.ix_(idx, idx)]
+            self.col = Kfit.mean(axis=0)
+            self.path.fit_gram(_center_gram(Kfit)[0], Y[idx])
+
+    def predict_rows(self, rows):
+        if self.col is None:
+            return self.path.predict(rows)
+        rows = rows - self.col[None, :] - rows.mean(axis=1, keepdims=True) + self.col.mean()
+        return self.path.predict_gram(rows)
 
 
 def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig_limit=3000, rels=None,
@@ -139,8 +138,8 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
         Fc = F - mu
         D = F.shape[1]
         primal = D <= n
-        Ft = np.asarray(F_test, dtype=np.float64) - mu
         scale = float(np.einsum("ij,ij->", Fc, Fc)) / n
+        del Fc
     scale = scale if scale > 0 else 1.0
     size = D if primal else n
     out = {"solver": "primal" if primal else "dual"}
@@ -157,57 +156,19 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
         out.update(selection="loo", rel_lambda=float(rels[i]), val_accuracy=val)
     else:
         rels = HOLDOUT_GRID if holdout_rels is None else np.asarray(holdout_rels, float)
-        if not kernel and not primal:
-            Kc, Ktc = Fc @ Fc.T, Ft @ Fc.T
         rng = np.random.default_rng(seed)
         perm = rng.permutation(n)
         n_val = max(1, int(round(holdout_fraction * n)))
         va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-
-        cache = {}
-
-        def system(key, idx):
-            # the centred normal matrix (primal) or Gram matrix (dual) of rows idx, computed once
-            if key not in cache:
-                Yi = Y[idx]
-                ym = Yi.mean(axis=0)
-                if primal:
-                    Fi = Fc[idx]
-                    m = Fi.mean(axis=0)
-                    Fi = Fi - m
-                    cache[key] = (Fi.T @ Fi, Fi.T @ (Yi - ym), m, ym)
-                else:
-                    Ki, _ = _center_gram(Kc[np.ix_(idx, idx)])
-                    cache[key] = (Ki, Yi - ym, idx, ym)
-            return cache[key]
-
-        eigs = {}
-
-        def solve(key, idx, alpha, rows):
-            A, rhs, extra, ym = system(key, idx)
-            with threadpool_limits(1):
-                sol = _psd_solve(A, alpha, rhs, eigs.setdefault(key, {}))
-            if primal:
-                return (rows - extra) @ sol + ym
-            # rows: Gram rows against the fitting rows, centred like the fitting Gram
-            Kfit = Kc[np.ix_(extra, extra)]
-            col = Kfit.mean(axis=0)
-            rows = rows - col[None, :] - rows.mean(axis=1, keepdims=True) + col.mean()
-            return rows @ sol + ym
-
-        best = None
-        for i, r in enumerate(rels):
-            a = r * scale * len(tr) / n
-            rows = Fc[va] if primal else Kc[np.ix_(va, tr)]
-            pred = solve("tr", tr, a, rows)
-            acc = float(np.mean(_decode(pred, classes) == y_train[va]))
-            mse = float(np.mean((pred - Y[va]) ** 2))
-            if best is None or (-acc, mse) < best[0]:
-                best = ((-acc, mse), i, acc)
-        i, val = best[1], best[2]
-        a = rels[i] * scale
-        cache.pop("tr", None)
-        scores = solve("all", np.arange(n), a, Ft if primal else Ktc)
+        # the ridge-path solver again, in its α convention: α = N_fit λ with λ = rel · scale / N, so the
+        # hold-out fit on N_fit = len(tr) rows uses α = rel · scale · len(tr) / N; one eigendecomposition of
+        # the fitting rows serves the whole grid (it clips an indefinite Gram matrix's eigenvalues at 0)
+        fit_tr = _HoldoutFit(rels * scale * len(tr) / n, Y, tr, F=None if kernel else F, K=Kc if kernel else None)
+        pred_va = fit_tr.predict_rows(F[va] if not kernel else Kc[np.ix_(va, tr)])
+        i, val = _best([_scores(p, Y[va], y_train[va], classes) for p in pred_va])
+        del fit_tr, pred_va
+        fit_all = _HoldoutFit([rels[i] * scale], Y, np.arange(n), F=None if kernel else F, K=Kc if kernel else None)
+        scores = fit_all.predict_rows(F_test if not kernel else Ktc)[0]
         out.update(selection="holdout", rel_lambda=float(rels[i]), val_accuracy=val)
     out["lambda"] = float(out["rel_lambda"] * scale / n)
     out["pred"] = _decode(scores, classes)

@@ -33,46 +33,19 @@ from ..groups import (BlockPermutation, CyclicShift, ImageRotation, ImageTransla
                       TimeWarp, Uniform)
 from ..kernels import HaarKernel
 from ..utils.progress import progress
-from ._common import PAPER_SAMPLING
+from ._common import PAPER_SAMPLING, mean_std as _mean_std, pyplot as _matplotlib, seed_from as _rs
+from ._common import stratified as _stratified
 from ._mroueh_rls import one_nn_accuracy, rls_fit_predict
 from ._runner import ExperimentRun, headline
-from .report import render_paper_page, write_page
+from .report import format_value, render_paper_page, write_page
 
 __all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_xperm", "run_mnist", "run_speech",
-           "run_theorems", "theorem1_bounds", "orbit_distance", "expected_kernel_sphere", "exact_cdf_kernel"]
+           "run_theorems", "xperm_config", "mnist_config", "theorem1_bounds", "orbit_distance",
+           "expected_kernel_sphere", "exact_cdf_kernel"]
 
 PAPER = "mroueh2015"
 PAPER_TITLE = ("Y. Mroueh, S. Voinea, T. Poggio. Learning with Group Invariant Features: A Kernel Perspective. "
                "NIPS 2015")
-
-
-def _matplotlib():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _mean_std(values):
-    v = np.asarray(values, dtype=float)
-    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-
-def _rs(*parts):
-    """An int seed for scikit-learn-style ``random_state`` from several integers."""
-    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0])
-
-
-def _stratified(y, per_class, rng, pool=None):
-    """``per_class`` random indices of every class (from ``pool`` if given)."""
-    idx = np.arange(len(y)) if pool is None else np.asarray(pool)
-    out = []
-    for c in np.unique(y[idx]):
-        members = idx[y[idx] == c]
-        out.append(rng.choice(members, size=per_class, replace=False))
-    return np.sort(np.concatenate(out))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,10 +136,9 @@ def _orbit_features(K):
     return V[:, keep] * np.sqrt(evals[keep])
 
 
-def run_xperm(quick=False, out_dir=None, resume=True, seed=0, download=False):
-    """Figure 1: sample complexity on Xperm (RLS and 1-NN)."""
-    from ..datasets import bag_of_words, make_xperm
-
+def xperm_config(quick=False, seed=0):
+    """The configuration of the Xperm experiment (stored with its results: a rerun reuses the cells only when the
+    configuration is the same, so this dict is kept exactly as the recorded runs wrote it)."""
     cfg = dict(XPERM_QUICK if quick else XPERM_FULL)
     cfg.update(seed=seed, group="BlockPermutation(5, 8): all 120 permutations of the positions (exact)",
                value_range="paper: s = 1 + epsilon", template_sampling="gaussian with rejection",
@@ -174,89 +146,102 @@ def run_xperm(quick=False, out_dir=None, resume=True, seed=0, download=False):
                haar_kernels={"Haar (s - d_G)": "HaarKernel-type exact orbit average of the Theorem-1 limit "
                              "k0(x, z) = s - ||x - z|| / sqrt(2 pi d), i.e. K = s - d_G(x, z)",
                              "Haar (RBF)": "HaarKernel(BlockPermutation(5, 8), 'rbf', gamma=rbf_gamma), exact"})
-    run = ExperimentRun(PAPER, "xperm", cfg, out_dir=out_dir, quick=quick, resume=resume)
-    data = make_xperm()
-    X, y, seqs = data.X, data.y, data.sequences
-    n_all = len(y)
-    bow = bag_of_words(seqs, 8).astype(float)
-    Xn = X / np.sqrt(5.0)  # unit norm, as the paper assumes X ⊂ S^{d-1}
-    group = BlockPermutation(5, 8)
-    s = 1.0 + cfg["epsilon"]
-    # Haar kernels are functions of the orbits (792 multisets): compute them on one representative each.
-    _, rep_idx, orbit_of = np.unique(bow, axis=0, return_index=True, return_inverse=True)
-    orbit_of = orbit_of.ravel()
-    reps = Xn[rep_idx]
-    K_dg = s - orbit_distance(group, reps)
-    K_rbf = HaarKernel(group, "rbf", sampling=PAPER_SAMPLING, gamma=cfg["rbf_gamma"])(reps)
-    haar_feats = {"Haar (s - d_G)": _orbit_features(K_dg), "Haar (RBF)": _orbit_features(K_rbf)}
-    m_max = max(cfg["templates"])
-    rls_methods = ["Raw", "Bag-of-Words", *haar_feats] + [f"CDF({cfg['n_bins']},{m})" for m in cfg["templates"]]
-    nn_methods = ["Raw", "Bag-of-Words", f"CDF({cfg['n_bins']},1)"]
+    return cfg
 
-    # Every representation but Raw is invariant, so a prediction depends only on the orbit: those are
-    # computed on the 792 representatives and weighted by how many test sequences each orbit holds.
-    n_orb = len(rep_idx)
-    orbit_label = y[rep_idx]
-    bow_reps = bow[rep_idx]
-    todo = [(r, nc) for r in range(cfg["n_draws"]) for nc in cfg["sizes"]]
-    feats_cache = {}
-    for r, nc in progress(todo, desc="xperm", total=len(todo)):
-        key = run.key(f"draw{r}", f"n{nc}")
-        if run.has(key):
-            continue
 
-        def compute():
-            if r not in feats_cache:
-                feats_cache.clear()
-                f = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=m_max, n_bins=cfg["n_bins"], epsilon=cfg["epsilon"],
-                                     random_state=seed * 100_003 + r).fit(X)
-                Fr = f.transform(reps)
-                # exact invariance check on random sequences against their orbit's representative
-                chk = np.random.default_rng([seed, r]).choice(n_all, 256, replace=False)
-                gap = float(np.abs(f.transform(X[chk]) - Fr[orbit_of[chk]]).max())
-                feats_cache[r] = (Fr.reshape(n_orb, m_max, -1), gap)
-            F, gap = feats_cache[r]
-            rng = np.random.default_rng([seed, r, nc])
-            tr = _stratified(y, nc, rng)
-            te = np.setdiff1d(np.arange(n_all), tr)
-            weight = np.bincount(orbit_of[te], minlength=n_orb)
+class _Xperm:
+    """The exact Xperm set and what every cell shares: one representative per orbit and the exact
+    Haar-integration kernels on them (factorised, K = L Lᵀ, so that kernel RLS is linear RLS on L)."""
 
-            def orbit_acc(pred):
-                return float(np.sum(weight * (pred == orbit_label)) / len(te))
+    def __init__(self, cfg):
+        from ..datasets import bag_of_words, make_xperm
 
-            reps_ = {"Bag-of-Words": bow_reps, **haar_feats}
-            for m in cfg["templates"]:
-                reps_[f"CDF({cfg['n_bins']},{m})"] = F[:, :m, :].reshape(n_orb, -1)
-            cell = {"rls": {}, "nn": {}, "lambda": {}, "invariance_gap": gap}
-            for name in rls_methods:
-                if name == "Raw":
-                    out = rls_fit_predict(X[tr], y[tr], X[te], classes=[-1, 1])
-                    cell["rls"][name] = float(np.mean(out["pred"] == y[te]))
-                else:
-                    Z = reps_[name]
-                    out = rls_fit_predict(Z[orbit_of[tr]], y[tr], Z, classes=[-1, 1])
-                    cell["rls"][name] = orbit_acc(out["pred"])
-                cell["lambda"][name] = out["rel_lambda"]
-            for name in nn_methods:
-                if name == "Raw":
-                    cell["nn"][name] = one_nn_accuracy(X[tr], y[tr], X[te], y[te])
-                else:
-                    Z = reps_[name]
-                    A = Z[orbit_of[tr]]
-                    d2 = (A * A).sum(1)[None, :] - 2.0 * Z @ A.T
-                    cell["nn"][name] = orbit_acc(y[tr][np.argmin(d2, axis=1)])
-            return cell
+        data = make_xperm()
+        self.X, self.y = data.X, data.y
+        bow = bag_of_words(data.sequences, 8).astype(float)
+        self.group = BlockPermutation(5, 8)
+        s = 1.0 + cfg["epsilon"]
+        # Haar kernels are functions of the orbits (792 multisets): compute them on one representative each.
+        _, self.rep_idx, orbit_of = np.unique(bow, axis=0, return_index=True, return_inverse=True)
+        self.orbit_of = orbit_of.ravel()
+        reps = self.X[self.rep_idx] / np.sqrt(5.0)  # unit norm, as the paper assumes X ⊂ S^{d-1}
+        K_dg = s - orbit_distance(self.group, reps)
+        K_rbf = HaarKernel(self.group, "rbf", sampling=PAPER_SAMPLING, gamma=cfg["rbf_gamma"])(reps)
+        self.haar = {"Haar (s - d_G)": _orbit_features(K_dg), "Haar (RBF)": _orbit_features(K_rbf)}
+        self.bow_reps = bow[self.rep_idx]
+        self.rls_methods = ["Raw", "Bag-of-Words", *self.haar] + [f"CDF({cfg['n_bins']},{m})" for m in cfg["templates"]]
+        self.nn_methods = ["Raw", "Bag-of-Words", f"CDF({cfg['n_bins']},1)"]
+        self._features = {}
 
-        run.cell(key, compute)
+    def cdf_features(self, cfg, seed, r):
+        """CDF(n_bins, m_max) of the orbit representatives for template draw ``r`` (the last draw kept), with the
+        largest difference to the features of random sequences of the same orbits (exact invariance check)."""
+        if r not in self._features:
+            self._features.clear()
+            m_max, n_all = max(cfg["templates"]), len(self.y)
+            f = GroupCDFFeatures(self.group, sampling=PAPER_SAMPLING, n_templates=m_max, n_bins=cfg["n_bins"],
+                                 epsilon=cfg["epsilon"], random_state=seed * 100_003 + r).fit(self.X)
+            Fr = f.transform(self.X[self.rep_idx])
+            chk = np.random.default_rng([seed, r]).choice(n_all, 256, replace=False)
+            gap = float(np.abs(f.transform(self.X[chk]) - Fr[self.orbit_of[chk]]).max())
+            self._features[r] = (Fr.reshape(len(self.rep_idx), m_max, -1), gap)
+        return self._features[r]
 
+
+def _xperm_cell(d, cfg, seed, r, nc):
+    """RLS and 1-NN accuracies of every representation for template draw ``r`` and ``nc`` training points per class.
+
+    Every representation but Raw is invariant, so a prediction depends only on the orbit: those are computed on
+    the 792 representatives and weighted by how many test sequences each orbit holds.
+    """
+    X, y, orbit_of = d.X, d.y, d.orbit_of
+    n_orb = len(d.rep_idx)
+    F, gap = d.cdf_features(cfg, seed, r)
+    tr = _stratified(y, nc, np.random.default_rng([seed, r, nc]))
+    te = np.setdiff1d(np.arange(len(y)), tr)
+    weight = np.bincount(orbit_of[te], minlength=n_orb)
+    orbit_label = y[d.rep_idx]
+
+    def orbit_acc(pred):
+        return float(np.sum(weight * (pred == orbit_label)) / len(te))
+
+    reps = {"Bag-of-Words": d.bow_reps, **d.haar}
+    for m in cfg["templates"]:
+        reps[f"CDF({cfg['n_bins']},{m})"] = F[:, :m, :].reshape(n_orb, -1)
+    cell = {"rls": {}, "nn": {}, "lambda": {}, "invariance_gap": gap}
+    for name in d.rls_methods:
+        if name == "Raw":
+            out = rls_fit_predict(X[tr], y[tr], X[te], classes=[-1, 1])
+            cell["rls"][name] = float(np.mean(out["pred"] == y[te]))
+        else:
+            Z = reps[name]
+            out = rls_fit_predict(Z[orbit_of[tr]], y[tr], Z, classes=[-1, 1])
+            cell["rls"][name] = orbit_acc(out["pred"])
+        cell["lambda"][name] = out["rel_lambda"]
+    for name in d.nn_methods:
+        if name == "Raw":
+            cell["nn"][name] = one_nn_accuracy(X[tr], y[tr], X[te], y[te])
+        else:
+            Z = reps[name]
+            A = Z[orbit_of[tr]]
+            d2 = (A * A).sum(1)[None, :] - 2.0 * Z @ A.T
+            cell["nn"][name] = orbit_acc(y[tr][np.argmin(d2, axis=1)])
+    return cell
+
+
+def _xperm_key(run, r, nc):
+    return run.key(f"draw{r}", f"n{nc}")
+
+
+def _xperm_summary(run, cfg, d):
+    """Curves (mean ± std over draws), headline cells and notes from the finished cells."""
     curves = {"rls": {}, "nn": {}}
-    for kind, methods in (("rls", rls_methods), ("nn", nn_methods)):
+    for kind, methods in (("rls", d.rls_methods), ("nn", d.nn_methods)):
         for name in methods:
             rows = []
             for nc in cfg["sizes"]:
-                vals = [run.get(run.key(f"draw{r}", f"n{nc}"))[kind][name] for r in range(cfg["n_draws"])]
-                m_, s_ = _mean_std(vals)
-                rows.append({"per_class": nc, "mean": m_, "std": s_, "n_draws": len(vals)})
+                m_, s_ = _mean_std([run.get(_xperm_key(run, r, nc))[kind][name] for r in range(cfg["n_draws"])])
+                rows.append({"per_class": nc, "mean": m_, "std": s_, "n_draws": cfg["n_draws"]})
             curves[kind][name] = rows
     top = cfg["sizes"][-1]
 
@@ -273,41 +258,56 @@ def run_xperm(quick=False, out_dir=None, resume=True, seed=0, download=False):
                  - at("rls", "Raw", cfg["sizes"][0]), None, note="paper: CDF(25,25) above Raw and BoW"),
         headline(f"1-NN CDF(25,1) accuracy, {top}/class", at("nn", f"CDF({cfg['n_bins']},1)"), None),
     ]
-    test_sizes = {nc: n_all - 2 * nc for nc in cfg["sizes"]}
-    notes = (f"Exact Xperm (32,768 sequences, {int((y > 0).sum())} positive). Test set = all sequences not drawn "
+    n_all = len(d.y)
+    gaps = [run.get(_xperm_key(run, r, nc))["invariance_gap"] for r in range(cfg["n_draws"]) for nc in cfg["sizes"]]
+    data = {"curves": curves, "test_set_size": {nc: n_all - 2 * nc for nc in cfg["sizes"]},
+            "n_orbits": int(len(d.rep_idx)), "max_invariance_gap_cdf": float(max(gaps))}
+    notes = (f"Exact Xperm (32,768 sequences, {int((d.y > 0).sum())} positive). Test set = all sequences not drawn "
              f"for training. {cfg['n_draws']} random training draws per size (paper: 100); each draw also draws "
              "new templates. RLS adds an unpenalised intercept; λ by exact leave-one-out. Haar-integration kernels "
              "depend only on the orbit (792 multisets of letters), so they are computed exactly on one representative "
              "per orbit and factorised (K = L Lᵀ): kernel RLS = linear RLS on L. The paper does not say which base "
              "kernel its Haar curve used; we show two.")
+    return data, heads, notes
 
-    def figure(path):
-        plt = _matplotlib()
-        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-        for ax, kind, title in ((axes[0], "rls", "Xperm sample complexity, RLS"),
-                                (axes[1], "nn", "Xperm sample complexity, 1-NN")):
-            for name, rows in curves[kind].items():
-                xs = [p["per_class"] for p in rows]
-                ax.errorbar(xs, [p["mean"] for p in rows], yerr=[p["std"] for p in rows], marker="o", ms=3,
-                            capsize=2, label=name, linestyle="--" if name.startswith("Haar") else "-")
-            ax.set_xscale("log")
-            ax.set_xlabel("training points per class")
-            ax.set_ylabel("test accuracy")
-            ax.set_title(title)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8)
-        fig.suptitle(f"Mroueh et al. 2015, Figure 1 (ours, mean ± std over {cfg['n_draws']} draws)")
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
 
-    gaps = [run.get(run.key(f"draw{r}", f"n{nc}"))["invariance_gap"] for r in range(cfg["n_draws"])
-            for nc in cfg["sizes"]]
-    return run.finish({"curves": curves, "test_set_size": test_sizes, "n_orbits": int(len(rep_idx)),
-                       "max_invariance_gap_cdf": float(max(gaps))}, heads,
-                      seeds={"seed": seed, "draw_rng": "np.random.default_rng([seed, draw, per_class])",
-                             "template_random_state": "seed * 100003 + draw"},
-                      notes=notes, figure=figure)
+def _xperm_figure(curves, cfg, path):
+    plt = _matplotlib()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, kind, title in ((axes[0], "rls", "Xperm sample complexity, RLS"),
+                            (axes[1], "nn", "Xperm sample complexity, 1-NN")):
+        for name, rows in curves[kind].items():
+            xs = [p["per_class"] for p in rows]
+            ax.errorbar(xs, [p["mean"] for p in rows], yerr=[p["std"] for p in rows], marker="o", ms=3,
+                        capsize=2, label=name, linestyle="--" if name.startswith("Haar") else "-")
+        ax.set_xscale("log")
+        ax.set_xlabel("training points per class")
+        ax.set_ylabel("test accuracy")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"Mroueh et al. 2015, Figure 1 (ours, mean ± std over {cfg['n_draws']} draws)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_xperm(quick=False, out_dir=None, resume=True, seed=0, download=False):
+    """Figure 1: sample complexity on Xperm (RLS and 1-NN).
+
+    Grid: one cell per (template draw, training points per class), :func:`_xperm_cell`; summary
+    :func:`_xperm_summary`; figure :func:`_xperm_figure`.
+    """
+    cfg = xperm_config(quick, seed)
+    run = ExperimentRun(PAPER, "xperm", cfg, out_dir=out_dir, quick=quick, resume=resume)
+    d = _Xperm(cfg)
+    todo = [(r, nc) for r in range(cfg["n_draws"]) for nc in cfg["sizes"]]
+    for r, nc in progress(todo, desc="xperm", total=len(todo)):
+        run.cell(_xperm_key(run, r, nc), lambda r=r, nc=nc: _xperm_cell(d, cfg, seed, r, nc))
+    data, heads, notes = _xperm_summary(run, cfg, d)
+    return run.finish(data, heads, seeds={"seed": seed, "draw_rng": "np.random.default_rng([seed, draw, per_class])",
+                                          "template_random_state": "seed * 100003 + draw"},
+                      notes=notes, figure=lambda path: _xperm_figure(data["curves"], cfg, path))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,10 +370,13 @@ def _gram_blocks(F_train, F_test):
     return Ktr, Kte
 
 
-def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
-    """Figure 2: MNIST with local rotation and translation invariance."""
+def mnist_config(quick=False, seed=0):
+    """The configuration of the MNIST experiment, exactly as the recorded runs stored it (a rerun reuses the
+    stored cells only when it is the same)."""
     cfg = MNIST_QUICK if quick else MNIST_FULL
     cfg = {k: (dict(v) if isinstance(v, dict) else v) for k, v in cfg.items()}
+    # "lambda_selection" describes the hold-out as the recorded runs computed it (one Cholesky per λ); it now runs
+    # on models.ridge.RidgePath, the same fits, and the text stays so that the stored cells remain valid
     cfg.update(seed=seed,
                group="ImageRotation(angle=Uniform(-20°, 20°)) * ImageTranslation(shift=Uniform(-3, 3) px per axis); "
                      "n_group_samples elements drawn once per feature map (bilinear interpolation of the templates)",
@@ -381,153 +384,179 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
                template_sampling="gaussian with rejection (||t||² < 1 + epsilon)",
                lambda_selection="exact leave-one-out when min(N, D) <= 3000, else 80/20 hold-out (GURLS-style) "
                                 "with one Cholesky per λ, then refit on all training points")
-    run = ExperimentRun(PAPER, "mnist", cfg, out_dir=out_dir, quick=quick, resume=resume)
-    Xtr, ytr, Xte, yte = _load_mnist_arrays(cfg, seed, download)
-    group = mnist_group()
+    return cfg
+
+
+class _Mnist:
+    """What the cells of the MNIST experiment share: the training pool, the test set, the group."""
+
     classes = list(range(10))
-    G = cfg["n_group_samples"]
-    t0 = time.perf_counter()
 
-    def acc(pred, truth):
-        return float(np.mean(pred == truth))
+    def __init__(self, cfg, seed, download=False):
+        self.Xtr, self.ytr, self.Xte, self.yte = _load_mnist_arrays(cfg, seed, download)
+        self.group = mnist_group()
+        self.cfg, self.seed = cfg, seed
 
-    # ---- projection spread (why the threshold range matters) -------------------------------------
-    def spread():
-        est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=20, n_bins=5, n_group_samples=G, epsilon=cfg["epsilon"],
-                               random_state=_rs(seed, 7)).fit(Xtr[:10])
-        S = est.plan_.similarities(est._prepare(Xte[:500]))
-        absS = np.abs(S)
-        return {"std": float(S.std()), "abs_q99": float(np.quantile(absS, 0.99)), "abs_max": float(absS.max()),
-                "paper_s": 1.0 + cfg["epsilon"], "one_over_sqrt_d": 1.0 / math.sqrt(Xtr.shape[1]),
-                "bins_hit_paper_range_n50": int(len(np.unique(np.ceil(S.ravel() * 50 / (1 + cfg["epsilon"])))))}
+    def accuracy(self, pred):
+        return float(np.mean(pred == self.yte))
 
-    spread_stats = run.cell("spread", spread)
+    def cdf(self, rows, n_templates, n_bins, random_state, n_group_samples=None, group=True, value_range="cfg"):
+        """A fitted CDF(n_bins, n_templates) map on ``rows`` of the pool (``group=False``: no group)."""
+        cfg = self.cfg
+        G = cfg["n_group_samples"] if n_group_samples is None else n_group_samples
+        return GroupCDFFeatures(self.group if group else None, sampling=PAPER_SAMPLING, n_templates=n_templates,
+                                n_bins=n_bins, n_group_samples=G if group else None, epsilon=cfg["epsilon"],
+                                value_range=cfg["value_range"] if value_range == "cfg" else value_range,
+                                random_state=random_state, max_memory_mb=1024).fit(self.Xtr[rows])
 
-    # ---- left: accuracy against the number of templates, 1000 per class ---------------------------
-    L = cfg["left"]
-    m_max = max(L["templates"])
+    def kernel_rls(self, est, n_bins, rows=slice(None)):
+        """RLS on the linear Gram matrices of CDF features of ``rows`` of the pool; also the training features."""
+        Ftr = _cdf_multi(est, self.Xtr[rows], [n_bins])[n_bins].reshape(len(self.ytr[rows]), -1)
+        Fte = _cdf_multi(est, self.Xte, [n_bins])[n_bins].reshape(len(self.Xte), -1)
+        Ktr, Kte = _gram_blocks(Ftr, Fte)
+        return rls_fit_predict(Ktr, self.ytr[rows], Kte, classes=self.classes, kernel=True, seed=self.seed), Ftr
+
+
+def _mnist_spread(d):
+    """Projections <x, g t> of test images on 20 templates: why the threshold range matters."""
+    cfg = d.cfg
+    est = GroupCDFFeatures(d.group, sampling=PAPER_SAMPLING, n_templates=20, n_bins=5,
+                           n_group_samples=cfg["n_group_samples"], epsilon=cfg["epsilon"],
+                           random_state=_rs(d.seed, 7)).fit(d.Xtr[:10])
+    S = est.plan_.similarities(est._prepare(d.Xte[:500]))
+    absS = np.abs(S)
+    return {"std": float(S.std()), "abs_q99": float(np.quantile(absS, 0.99)), "abs_max": float(absS.max()),
+            "paper_s": 1.0 + cfg["epsilon"], "one_over_sqrt_d": 1.0 / math.sqrt(d.Xtr.shape[1]),
+            "bins_hit_paper_range_n50": int(len(np.unique(np.ceil(S.ravel() * 50 / (1 + cfg["epsilon"])))))}
+
+
+def _mnist_left_key(run, r, n, m):
+    return run.key("left", f"draw{r}", f"bins{n}", f"m{m}")
+
+
+def _mnist_left_cells(run, d):
+    """Left plot: accuracy against the number of templates at the full pool, 5 and 25 bins from one projection;
+    nested template subsets of one draw of the largest size."""
+    cfg, L = d.cfg, d.cfg["left"]
     for r in progress(range(L["n_template_draws"]), desc="mnist templates"):
-        keys = [run.key("left", f"draw{r}", f"bins{n}", f"m{m}") for n in L["bins"] for m in L["templates"]]
-        if all(run.has(k) for k in keys):
+        if all(run.has(_mnist_left_key(run, r, n, m)) for n in L["bins"] for m in L["templates"]):
             continue
-        est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=m_max, n_bins=max(L["bins"]), n_group_samples=G,
-                               epsilon=cfg["epsilon"], value_range=cfg["value_range"], random_state=_rs(seed, 11, r),
-                               max_memory_mb=1024).fit(Xtr)
-        Ftr, Fte = _cdf_multi(est, Xtr, L["bins"]), _cdf_multi(est, Xte, L["bins"])
+        est = d.cdf(slice(None), max(L["templates"]), max(L["bins"]), _rs(d.seed, 11, r))
+        Ftr, Fte = _cdf_multi(est, d.Xtr, L["bins"]), _cdf_multi(est, d.Xte, L["bins"])
         for n in L["bins"]:
             for m in L["templates"]:
-                key = run.key("left", f"draw{r}", f"bins{n}", f"m{m}")
-                A, B = Ftr[n][:, :m].reshape(len(Xtr), -1), Fte[n][:, :m].reshape(len(Xte), -1)
+                A, B = Ftr[n][:, :m].reshape(len(d.Xtr), -1), Fte[n][:, :m].reshape(len(d.Xte), -1)
 
                 def compute(A=A, B=B):
-                    out = rls_fit_predict(A, ytr, B, classes=classes, seed=seed)
-                    return {"accuracy": acc(out["pred"], yte), "rel_lambda": out["rel_lambda"],
+                    out = rls_fit_predict(A, d.ytr, B, classes=d.classes, seed=d.seed)
+                    return {"accuracy": d.accuracy(out["pred"]), "rel_lambda": out["rel_lambda"],
                             "selection": out["selection"], "n_features": A.shape[1]}
 
-                run.cell(key, compute)
+                run.cell(_mnist_left_key(run, r, n, m), compute)
         del Ftr, Fte
 
-    # ---- right: sample complexity, Raw against CDF(50, 500) ---------------------------------------
+
+def _mnist_right_grid(cfg):
+    """Sizes, draws per size and the CDF row's name of the sample-complexity plot."""
     R = cfg["right"]
     sizes = [nc for nc in R["sizes"] if nc <= cfg["pool_per_class"]]
     draws = {nc: (1 if nc == cfg["pool_per_class"] else int(R["draws"][str(nc)])) for nc in sizes}
+    return sizes, draws, f"CDF({R['n_bins']},{R['n_templates']})"
+
+
+def _mnist_right_cells(run, d):
+    """Right plot: Raw against CDF(50, 500) for growing training sets drawn from the pool (one projection of the
+    pool, then RLS on sub-Gram matrices)."""
+    cfg, R = d.cfg, d.cfg["right"]
+    sizes, draws, cdf_name = _mnist_right_grid(cfg)
     right_keys = [(nc, r) for nc in sizes for r in range(draws[nc])]
-    cdf_name = f"CDF({R['n_bins']},{R['n_templates']})"
+    Kpool = Ktest = None
     if not all(run.has(run.key("right", cdf_name, f"n{nc}", f"draw{r}")) for nc, r in right_keys):
-        est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=R["n_templates"], n_bins=R["n_bins"], n_group_samples=G,
-                               epsilon=cfg["epsilon"], value_range=cfg["value_range"], random_state=_rs(seed, 13),
-                               max_memory_mb=1024).fit(Xtr)
+        est = d.cdf(slice(None), R["n_templates"], R["n_bins"], _rs(d.seed, 13))
         t1 = time.perf_counter()
-        Ftr = _cdf_multi(est, Xtr, [R["n_bins"]])[R["n_bins"]].reshape(len(Xtr), -1)
-        Fte = _cdf_multi(est, Xte, [R["n_bins"]])[R["n_bins"]].reshape(len(Xte), -1)
+        Ftr = _cdf_multi(est, d.Xtr, [R["n_bins"]])[R["n_bins"]].reshape(len(d.Xtr), -1)
+        Fte = _cdf_multi(est, d.Xte, [R["n_bins"]])[R["n_bins"]].reshape(len(d.Xte), -1)
         feat_time = time.perf_counter() - t1
         Kpool, Ktest = _gram_blocks(Ftr, Fte)
         del Ftr, Fte
         run.cell("right_feature_time_s", lambda: {"features_s": feat_time,
                                                   "gram_s": time.perf_counter() - t1 - feat_time,
                                                   "range": est.range_})
-    else:
-        Kpool = Ktest = None
     for nc, r in progress(right_keys, desc="mnist sample complexity"):
-        rng = np.random.default_rng([seed, 17, nc, r])
-        tr = np.arange(len(ytr)) if nc == cfg["pool_per_class"] else _stratified(ytr, nc, rng)
+        rng = np.random.default_rng([d.seed, 17, nc, r])
+        tr = np.arange(len(d.ytr)) if nc == cfg["pool_per_class"] else _stratified(d.ytr, nc, rng)
         run.cell(run.key("right", "Raw", f"n{nc}", f"draw{r}"),
-                 lambda tr=tr: {"accuracy": acc(rls_fit_predict(Xtr[tr], ytr[tr], Xte, classes=classes,
-                                                                seed=seed)["pred"], yte)})
+                 lambda tr=tr: {"accuracy": d.accuracy(rls_fit_predict(d.Xtr[tr], d.ytr[tr], d.Xte, classes=d.classes,
+                                                                       seed=d.seed)["pred"])})
 
         def compute(tr=tr):
-            out = rls_fit_predict(Kpool[np.ix_(tr, tr)], ytr[tr], Ktest[:, tr], classes=classes, kernel=True,
-                                  seed=seed)
-            return {"accuracy": acc(out["pred"], yte), "rel_lambda": out["rel_lambda"], "selection": out["selection"],
-                    "val_accuracy": out["val_accuracy"]}
+            out = rls_fit_predict(Kpool[np.ix_(tr, tr)], d.ytr[tr], Ktest[:, tr], classes=d.classes, kernel=True,
+                                  seed=d.seed)
+            return {"accuracy": d.accuracy(out["pred"]), "rel_lambda": out["rel_lambda"],
+                    "selection": out["selection"], "val_accuracy": out["val_accuracy"]}
 
         run.cell(run.key("right", cdf_name, f"n{nc}", f"draw{r}"), compute)
-    Kpool = Ktest = None
 
-    # ---- ablation: threshold range and group ------------------------------------------------------
-    A_ = cfg["ablation"]
-    rng = np.random.default_rng([seed, 19])
-    sub = _stratified(ytr, min(A_["per_class"], cfg["pool_per_class"]), rng)
+
+def _mnist_ablation_cells(run, d):
+    """Ablation of the threshold range (auto against the paper's s = 1 + ε) and of the group."""
+    cfg, A_ = d.cfg, d.cfg["ablation"]
+    sub = _stratified(d.ytr, min(A_["per_class"], cfg["pool_per_class"]), np.random.default_rng([d.seed, 19]))
     for variant in progress(A_["variants"], desc="mnist ablation"):
         def compute(variant=variant):
-            vr = None if "paper range" in variant else cfg["value_range"]
-            grp, ng = (None, None) if "no group" in variant else (group, G)
-            est = GroupCDFFeatures(grp, sampling=PAPER_SAMPLING, n_templates=A_["n_templates"], n_bins=A_["n_bins"], n_group_samples=ng,
-                                   epsilon=cfg["epsilon"], value_range=vr, random_state=_rs(seed, 23),
-                                   max_memory_mb=1024).fit(Xtr[sub])
-            Ftr = _cdf_multi(est, Xtr[sub], [A_["n_bins"]])[A_["n_bins"]].reshape(len(sub), -1)
-            Fte = _cdf_multi(est, Xte, [A_["n_bins"]])[A_["n_bins"]].reshape(len(Xte), -1)
-            Ktr, Kte = _gram_blocks(Ftr, Fte)
-            out = rls_fit_predict(Ktr, ytr[sub], Kte, classes=classes, kernel=True, seed=seed)
+            est = d.cdf(sub, A_["n_templates"], A_["n_bins"], _rs(d.seed, 23), group="no group" not in variant,
+                        value_range=None if "paper range" in variant else "cfg")
+            out, Ftr = d.kernel_rls(est, A_["n_bins"], sub)
             occupied = float(np.mean((Ftr[:, 1:] - Ftr[:, :-1]).reshape(-1) > 0))
-            return {"accuracy": acc(out["pred"], yte), "range": est.range_, "rel_lambda": out["rel_lambda"],
+            return {"accuracy": d.accuracy(out["pred"]), "range": est.range_, "rel_lambda": out["rel_lambda"],
                     "fraction_of_nonconstant_bins": occupied}
 
         run.cell(run.key("ablation", variant), compute)
 
-    # ---- the gap to the paper's 98.97%: denser group sampling at the full pool --------------------
+
+def _mnist_gap_cells(run, d, quick):
+    """The gap to the paper's 98.97%: denser group sampling at the full pool, same templates (MNIST_GAP)."""
+    cfg, R = d.cfg, d.cfg["right"]
+    _, _, cdf_name = _mnist_right_grid(cfg)
     gap = {}
     for gv in MNIST_GAP["quick" if quick else "full"]:
-        key = run.key("gap", f"G{gv['n_group_samples']}", cdf_name, f"n{cfg['pool_per_class']}")
-
         def compute(gv=gv):
             t1 = time.perf_counter()
-            est = GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=R["n_templates"], n_bins=R["n_bins"],
-                                   n_group_samples=gv["n_group_samples"], epsilon=cfg["epsilon"],
-                                   value_range=cfg["value_range"], random_state=_rs(seed, 13), max_memory_mb=1024)
-            est.fit(Xtr)
-            Ktr, Kte = _gram_blocks(_cdf_multi(est, Xtr, [R["n_bins"]])[R["n_bins"]].reshape(len(Xtr), -1),
-                                    _cdf_multi(est, Xte, [R["n_bins"]])[R["n_bins"]].reshape(len(Xte), -1))
-            out = rls_fit_predict(Ktr, ytr, Kte, classes=classes, kernel=True, seed=seed)
-            return {"n_group_samples": gv["n_group_samples"], "accuracy": acc(out["pred"], yte),
+            est = d.cdf(slice(None), R["n_templates"], R["n_bins"], _rs(d.seed, 13),
+                        n_group_samples=gv["n_group_samples"])
+            out, _ = d.kernel_rls(est, R["n_bins"])
+            return {"n_group_samples": gv["n_group_samples"], "accuracy": d.accuracy(out["pred"]),
                     "rel_lambda": out["rel_lambda"], "seconds": round(time.perf_counter() - t1, 1)}
 
+        key = run.key("gap", f"G{gv['n_group_samples']}", cdf_name, f"n{cfg['pool_per_class']}")
         gap[f"|G|={gv['n_group_samples']}"] = run.cell(key, compute)
+    return gap
 
-    # ---- collect ----------------------------------------------------------------------------------
+
+def _mnist_summary(run, d, spread_stats, gap, quick):
+    """Curves, ablation, headline cells and notes of the MNIST experiment from its finished cells."""
+    cfg, L, A_ = d.cfg, d.cfg["left"], d.cfg["ablation"]
+    m_max = max(L["templates"])
+    sizes, draws, cdf_name = _mnist_right_grid(cfg)
     left = {}
     for n in L["bins"]:
         rows = []
         for m in L["templates"]:
-            vals = [run.get(run.key("left", f"draw{r}", f"bins{n}", f"m{m}"))["accuracy"]
-                    for r in range(L["n_template_draws"])]
-            mu, sd = _mean_std(vals)
-            rows.append({"n_templates": m, "mean": mu, "std": sd, "n_draws": len(vals)})
+            mu, sd = _mean_std([run.get(_mnist_left_key(run, r, n, m))["accuracy"] for r in range(L["n_template_draws"])])
+            rows.append({"n_templates": m, "mean": mu, "std": sd, "n_draws": L["n_template_draws"]})
         left[f"{n} bins"] = rows
     right = {}
     for name in ("Raw", cdf_name):
         rows = []
         for nc in sizes:
-            vals = [run.get(run.key("right", name, f"n{nc}", f"draw{r}"))["accuracy"] for r in range(draws[nc])]
-            mu, sd = _mean_std(vals)
-            rows.append({"per_class": nc, "mean": mu, "std": sd, "n_draws": len(vals)})
+            mu, sd = _mean_std([run.get(run.key("right", name, f"n{nc}", f"draw{r}"))["accuracy"] for r in range(draws[nc])])
+            rows.append({"per_class": nc, "mean": mu, "std": sd, "n_draws": draws[nc]})
         right[name] = rows
     ablation = {v: run.get(run.key("ablation", v)) for v in A_["variants"]}
     top = sizes[-1]
-    best = right[cdf_name][-1]["mean"]
     heads = [
         headline(f"{cdf_name} accuracy, {top}/class, full 10k test" if not quick else f"{cdf_name} accuracy (quick)",
-                 best, 0.9897 if not quick else None),
+                 right[cdf_name][-1]["mean"], 0.9897 if not quick else None),
         headline(f"Raw RLS accuracy, {top}/class", right["Raw"][-1]["mean"], None),
         headline(f"CDF(25,{m_max}) accuracy, 1000/class (left plot)", left[f"{max(L['bins'])} bins"][-1]["mean"], None),
         headline(f"CDF(5,{m_max}) accuracy, 1000/class (left plot)", left[f"{min(L['bins'])} bins"][-1]["mean"], None),
@@ -538,7 +567,8 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
     for v, cell in gap.items():
         heads.append(headline(f"{cdf_name} accuracy, {top}/class, {v} (same templates)", cell["accuracy"],
                               0.9897 if not quick else None))
-    notes = (f"Group: rotations Uniform(-20°, 20°) after translations Uniform(-3, 3) px, |G| = {G} elements sampled "
+    notes = (f"Group: rotations Uniform(-20°, 20°) after translations Uniform(-3, 3) px, |G| = {cfg['n_group_samples']} "
+             "elements sampled "
              "once per feature map (continuous laws, not a grid). Templates are transformed (bilinear interpolation), "
              "never the data. Thresholds: value_range='auto' (largest |<x, g t>| seen at fit) — with the paper's "
              f"s = 1 + ε = {1 + cfg['epsilon']} and d = 784 the projections have std {spread_stats['std']:.4f} and "
@@ -546,42 +576,65 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
              "the ablation. Training pool: "
              f"{cfg['pool_per_class']} random images per class of MNIST train (seeded); at {top}/class the whole pool "
              "is the training set (1 draw; the paper drew 100 training sets from 60k). Test: "
-             f"{len(yte)} MNIST test images. Left plot: {L['n_template_draws']} template draws (paper 30), nested "
+             f"{len(d.yte)} MNIST test images. Left plot: {L['n_template_draws']} template draws (paper 30), nested "
              "template subsets of one draw of the largest size, 5 and 25 bins from the same projections.")
+    data = {"left": left, "right": right, "ablation": ablation, "gap": gap, "projection_spread": spread_stats,
+            "timing": run.get("right_feature_time_s") if run.has("right_feature_time_s") else None}
+    return data, heads, notes
 
-    def figure(path):
-        plt = _matplotlib()
-        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-        for name, rows in left.items():
-            axes[0].errorbar([p["n_templates"] for p in rows], [p["mean"] for p in rows],
-                             yerr=[p["std"] for p in rows], marker="o", ms=3, capsize=2, label=name)
-        axes[0].set_xscale("log")
-        axes[0].set_xlabel("number of templates")
-        axes[0].set_ylabel("test accuracy")
-        axes[0].set_title(f"MNIST RLS, {cfg['pool_per_class']} points per class")
-        for name, rows in right.items():
-            axes[1].errorbar([p["per_class"] for p in rows], [p["mean"] for p in rows],
-                             yerr=[p["std"] for p in rows], marker="o", ms=3, capsize=2, label=name)
-        for k, cell in gap.items():
-            axes[1].plot([top], [cell["accuracy"]], marker="*", ms=9, ls="none", label=f"{cdf_name}, {k}")
-        if not quick:
-            axes[1].axhline(0.9897, color="gray", ls=":", label="paper: 98.97% at 1000/class")
-        axes[1].set_xscale("log")
-        axes[1].set_xlabel("training points per class")
-        axes[1].set_title("MNIST sample complexity, RLS")
-        for ax in axes:
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8)
-        fig.suptitle("Mroueh et al. 2015, Figure 2 (ours)")
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
 
-    return run.finish({"left": left, "right": right, "ablation": ablation, "gap": gap,
-                       "projection_spread": spread_stats,
-                       "timing": run.get("right_feature_time_s") if run.has("right_feature_time_s") else None,
-                       "run_seconds_this_session": time.perf_counter() - t0},
-                      heads, seeds={"seed": seed}, notes=notes, figure=figure)
+def _mnist_figure(data, cfg, quick, path):
+    left, right, gap = data["left"], data["right"], data["gap"]
+    sizes, _, cdf_name = _mnist_right_grid(cfg)
+    top = sizes[-1]
+    plt = _matplotlib()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name, rows in left.items():
+        axes[0].errorbar([p["n_templates"] for p in rows], [p["mean"] for p in rows],
+                         yerr=[p["std"] for p in rows], marker="o", ms=3, capsize=2, label=name)
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel("number of templates")
+    axes[0].set_ylabel("test accuracy")
+    axes[0].set_title(f"MNIST RLS, {cfg['pool_per_class']} points per class")
+    for name, rows in right.items():
+        axes[1].errorbar([p["per_class"] for p in rows], [p["mean"] for p in rows],
+                         yerr=[p["std"] for p in rows], marker="o", ms=3, capsize=2, label=name)
+    for k, cell in gap.items():
+        axes[1].plot([top], [cell["accuracy"]], marker="*", ms=9, ls="none", label=f"{cdf_name}, {k}")
+    if not quick:
+        axes[1].axhline(0.9897, color="gray", ls=":", label="paper: 98.97% at 1000/class")
+    axes[1].set_xscale("log")
+    axes[1].set_xlabel("training points per class")
+    axes[1].set_title("MNIST sample complexity, RLS")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("Mroueh et al. 2015, Figure 2 (ours)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
+    """Figure 2: MNIST with local rotation and translation invariance.
+
+    Grid: the projection spread, the left plot's cells (template draw × bins × templates), the right plot's
+    (method × size × draw), the ablation's variants and the |G| of MNIST_GAP; then :func:`_mnist_summary` and
+    :func:`_mnist_figure`.
+    """
+    cfg = mnist_config(quick, seed)
+    run = ExperimentRun(PAPER, "mnist", cfg, out_dir=out_dir, quick=quick, resume=resume)
+    d = _Mnist(cfg, seed, download)
+    t0 = time.perf_counter()
+    spread_stats = run.cell("spread", lambda: _mnist_spread(d))
+    _mnist_left_cells(run, d)
+    _mnist_right_cells(run, d)
+    _mnist_ablation_cells(run, d)
+    gap = _mnist_gap_cells(run, d, quick)
+    data, heads, notes = _mnist_summary(run, d, spread_stats, gap, quick)
+    data["run_seconds_this_session"] = time.perf_counter() - t0
+    return run.finish(data, heads, seeds={"seed": seed}, notes=notes,
+                      figure=lambda path: _mnist_figure(data, cfg, quick, path))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -949,11 +1002,7 @@ def _headline_rows(cells):
 
 
 def _fmt(v):
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:.4f}"
-    return str(v)
+    return format_value(v, ".4f")
 
 
 def render_markdown(results_dir=None) -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
 
@@ -24,13 +26,14 @@ from ..groups import (CoulombPermutation, ImageRotation, ImageScaling, ImageTran
                       Uniform, VonMises)
 from ..groups.polar import PolarRotation
 from ..kernels import HaarKernel
+from ..models.ridge import RidgePath as _RidgePathSolver
 from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
 from ._common import PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices
 from ._raj_eval import (holdout_select, inner_cv_select, loo_select, median_sq_dist, one_hot,
                         regression_scores, second_layer)
 from ._runner import ExperimentRun, headline
-from .report import paper_folder, write_page
+from .report import fill_notes, paper_folder, render_paper_page, write_page
 
 PAPER = "raj2017"
 
@@ -60,6 +63,64 @@ LABELS = {
     "sort_krr_lap": "Sort-Coulomb (exact KRR, Laplacian) [beyond paper]",
     "lgika_rf_lap": "LGIKA (RF, Laplacian base kernel) [beyond paper]",
 }
+
+
+
+@dataclass(frozen=True)
+class Method:
+    """One row of Raj et al.'s tables, as a record: the input, the feature map, whether it pools over the group,
+    the base kernel. ``name`` keys the row's cells in the results files (so it never changes).
+
+    ``feature_map``: "rf" (random Fourier features, Raj Eq. 6–7), "nys" (Nyström, Eq. 8), "gicdf" (Mroueh et al.
+    2015 Eq. 3) or "krr" (exact kernel ridge, the GP of Montavon et al. 2012). ``inputs``: "orig" (Coulomb
+    matrices, pixels) or "sort" (sorted Coulomb matrices). ``invariant``: averaged over the group (LGIKA,
+    GICDF). ``kernel``: "rbf" or "laplacian". ``all_rotations``: every grid rotation through the polar FFT path.
+    """
+
+    name: str
+    feature_map: str
+    inputs: str = "orig"
+    invariant: bool = False
+    kernel: str = "rbf"
+    all_rotations: bool = False
+
+    @property
+    def family(self):
+        """Which γ grid and which validation choice the row shares: "lgika" for the invariant rows, else its input."""
+        return "lgika" if self.invariant else self.inputs
+
+    @property
+    def laplacian(self):
+        return self.kernel == "laplacian"
+
+    def counterpart(self, feature_map):
+        """The row that differs from this one only by its feature map (None if there is none)."""
+        return next((m for m in METHODS.values() if m != self and m.feature_map == feature_map
+                     and (m.inputs, m.invariant, m.kernel, m.all_rotations)
+                     == (self.inputs, self.invariant, self.kernel, self.all_rotations)), None)
+
+
+METHODS = {m.name: m for m in (
+    Method("orig_rf", "rf"), Method("orig_nys", "nys"), Method("orig_krr", "krr"),
+    Method("sort_rf", "rf", "sort"), Method("sort_nys", "nys", "sort"), Method("sort_krr", "krr", "sort"),
+    Method("gicdf", "gicdf", invariant=True),
+    Method("lgika_rf", "rf", invariant=True), Method("lgika_nys", "nys", invariant=True),
+    Method("lgika_rf_polar", "rf", invariant=True, all_rotations=True),
+    Method("lgika_rf_lap", "rf", invariant=True, kernel="laplacian"),
+    Method("lgika_nys_lap", "nys", invariant=True, kernel="laplacian"),
+    Method("orig_krr_lap", "krr", kernel="laplacian"), Method("sort_krr_lap", "krr", "sort", kernel="laplacian"),
+)}
+
+
+def as_method(name):
+    """The :class:`Method` record of a row name (a record is returned as it is)."""
+    if isinstance(name, Method):
+        return name
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ConfigurationError(f"unknown Raj et al. 2017 method {name!r}; known: {sorted(METHODS)}") from None
+
 
 _LAMBDAS = [float(x) for x in 10.0 ** np.arange(-14, 1)]
 #: Laplacian-kernel γ factors (γ = factor / median L1 distance) of the QM7 rows beyond the paper.
@@ -237,52 +298,50 @@ class _QM7:
         train = np.sort(np.concatenate([f for i, f in enumerate(self.folds) if i != k]))
         return train, test
 
-    def features(self, method, dim, factor, train):
+    def features(self, name, dim, factor, train):
         cfg, seed, r = self.cfg, self.seed, self.cfg["r"]
-        fold_free = method.endswith(("_rf", "_rf_lap"))
-        key = (method, dim, factor) if fold_free else (method, dim, factor, train[:5].tobytes(), len(train))
+        m = as_method(name)
+        fold_free = m.feature_map == "rf"  # random features draw nothing from the data: one map for every fold
+        key = (m.name, dim, factor) if fold_free else (m.name, dim, factor, train[:5].tobytes(), len(train))
         if key in self._cache:
             return self._cache[key]
         if not fold_free:  # keep only fold-free maps and this fold's maps
             self._cache = {k: v for k, v in self._cache.items() if len(k) == 3}
-        X = self.Xs if method.startswith("sort") else self.X
-        gamma = (factor or 1.0) / self.scale["sort" if method.startswith("sort") else "orig"]
-        group = self.group if method.startswith("lgika") else None
-        if fold_free:  # random Fourier features, Gaussian or (suffix "_lap") Laplacian base kernel
-            lap = method.endswith("_lap")
-            fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, kernel="laplacian" if lap else "rbf",
-                                      gamma=factor / self.scale_l1 if lap else gamma, n_components=dim // 2,
+        X = self.Xs if m.inputs == "sort" else self.X
+        # γ = factor / median squared distance (Gaussian) or factor / median L1 distance (Laplacian)
+        gamma = factor / self.scale_l1 if m.laplacian else (factor or 1.0) / self.scale[m.inputs]
+        group = self.group if m.invariant else None
+        if m.feature_map == "rf":
+            fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, kernel=m.kernel, gamma=gamma, n_components=dim // 2,
                                       n_group_samples=r if group else None, random_state=seed)
-        elif method == "lgika_nys_lap":
-            fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="laplacian", gamma=factor / self.scale_l1, n_components=dim,
-                               n_group_samples=r, random_state=seed)
-        elif method.endswith("_nys"):
-            fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="rbf", gamma=gamma, n_components=dim,
+        elif m.feature_map == "nys":
+            fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel=m.kernel, gamma=gamma, n_components=dim,
                                n_group_samples=r if group else None, random_state=seed)
-        elif method == "gicdf":
+        elif m.feature_map == "gicdf":
             F = _gicdf_data_side(X, train, self.group, r, cfg["gicdf_templates"], cfg["gicdf_bins"], seed)
             self._cache[key] = F
             return F
         else:
-            raise ValueError(method)
+            raise ConfigurationError(f"{m.name}: {m.feature_map!r} rows are not feature maps (exact kernel ridge)")
         F = fm.fit(X[train]).transform(X).astype(np.float32)
         self._cache[key] = F
         return F
 
 
-def _qm7_gamma_grid(cfg, method, dim, chosen_factor):
+def _qm7_gamma_grid(cfg, name, dim, chosen_factor):
     """The γ factors inner CV chooses from for one feature cell of the configuration ``cfg``."""
-    if method == "gicdf":
+    m = as_method(name)
+    if m.feature_map == "gicdf":
         return [None]
-    if method == "lgika_nys_lap":
+    if m.feature_map == "nys" and m.laplacian:
         return cfg["lap_factors"]
     if chosen_factor is not None:  # Nyström of the same kernel as an RF row: reuse that row's γ
         return [chosen_factor]
     if dim not in cfg["feature_dims"] and cfg.get("extra_gamma_factors"):
         return cfg["extra_gamma_factors"]  # an extra (larger) D selects its own γ
-    if method.endswith("_nys") and cfg.get("nys_gamma_factors"):
+    if m.feature_map == "nys" and cfg.get("nys_gamma_factors"):
         return cfg["nys_gamma_factors"]
-    return cfg.get("gamma_factors_by_family", {}).get(method.split("_")[0], cfg["gamma_factors"])
+    return cfg.get("gamma_factors_by_family", {}).get(m.family, cfg["gamma_factors"])
 
 
 def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, factors=None, layer2=True):
@@ -331,7 +390,7 @@ def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, f
     return out
 
 
-def _qm7_krr_cell(data, method, k):
+def _qm7_krr_cell(data, name, k):
     """Exact kernel ridge (the GP posterior mean of Montavon et al. 2012) with inner-CV γ and λ."""
     from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
@@ -339,40 +398,32 @@ def _qm7_krr_cell(data, method, k):
     t0 = time.perf_counter()
     train, test = data.split(k)
     y = data.T
-    X = data.Xs if method.startswith("sort") else data.X
+    m = as_method(name)
+    X = data.Xs if m.inputs == "sort" else data.X
     X = X.astype(np.float64)
-    lap = method.endswith("_lap")
+    lap = m.laplacian
     kern = laplacian_kernel if lap else rbf_kernel
-    scale = data.scale_l1 if lap else data.scale["sort" if method.startswith("sort") else "orig"]
+    scale = data.scale_l1 if lap else data.scale[m.inputs]
     factors = cfg["lap_factors"] if lap else cfg.get("krr_gamma_factors_by_family", {}).get(
-        method.split("_")[0], cfg["krr_gamma_factors"])
+        m.family, cfg["krr_gamma_factors"])
     lambdas = _qm7_lambdas(cfg)
     table = {}
     if cfg["krr_inner_k"] == "loo":
-        # exact leave-one-out of kernel ridge with the training mean held fixed: e_i / (1 - H_ii),
-        # H = K (K + λ n I)^-1 from one eigendecomposition per γ, reused for the final fit
+        # exact leave-one-out of kernel ridge with the training mean held fixed (no intercept in the fit), from
+        # the ridge-path solver's one eigendecomposition per γ (α = λ n), reused for the final fit
         n = len(train)
         mu = float(y[train].mean())
-        best_f, best_val, keep = None, np.inf, None
+        best, path = None, None
         for f in factors:
-            K = kern(X[train], gamma=f / scale)
-            s, U = np.linalg.eigh(K)
-            del K
-            s = np.clip(s, 0.0, None)
-            proj = U.T @ (y[train] - mu)
-            shrink = s[None, :] / (s[None, :] + lambdas[:, None] * n)
-            fitted = (U @ (shrink * proj[None, :]).T).T
-            hdiag = shrink @ (U * U).T
-            resid = (y[train] - mu)[None, :] - fitted
-            table[f] = np.sqrt(np.mean((resid / np.maximum(1.0 - hdiag, 1e-12)) ** 2, axis=1))
-            if table[f].min() < best_val:
-                best_f, best_val, keep = f, table[f].min(), (s, U, proj)
-            del U
-        best = best_f
+            p = _RidgePathSolver(lambdas * n, fit_intercept=False).fit_gram(kern(X[train], gamma=f / scale),
+                                                                          y[train] - mu)
+            table[f] = np.array([np.sqrt(np.mean(p.loo_residuals(i) ** 2)) for i in range(len(lambdas))])
+            if best is None or table[f].min() < table[best].min():
+                best, path = f, p
+            del p
         i = int(np.argmin(table[best]))
         lam = float(lambdas[i])
-        s, U, proj = keep
-        pred = kern(X[test], X[train], gamma=best / scale) @ (U @ (proj / (s + lam * n))) + mu
+        pred = path.predict_gram(kern(X[test], X[train], gamma=best / scale), i)[:, 0] + mu
     else:
         splits = kfold_indices(len(train), cfg["krr_inner_k"], seed + k)
         for f in factors:
@@ -390,9 +441,6 @@ def _qm7_krr_cell(data, method, k):
             **regression_scores(pred, y[test]), "seconds": round(time.perf_counter() - t0, 2)}
 
 
-_RF_OF = {"orig_nys": "orig_rf", "sort_nys": "sort_rf", "lgika_nys": "lgika_rf"}
-
-
 def _qm7_lambdas(cfg):
     """λ grid of the QM7 ridge models: 10^-14 .. 10^0 in steps of ``lambda_log_step`` decades (default 1)."""
     step = cfg.get("lambda_log_step", 1.0)
@@ -405,19 +453,8 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     run = _experiment_run("qm7", {"configuration": cname, **cfg, "seed": seed,
                                   "lambdas": [float(v) for v in _qm7_lambdas(cfg)]}, out_dir, quick, resume)
     data = _QM7(cfg, seed, download)
-    n_folds = cfg["n_folds"]
-    plan = []
-    for method in cfg["methods"]:
-        if method.endswith("_krr") or method.endswith("_krr_lap"):
-            plan += [(method, None, k) for k in range(n_folds)]
-        else:
-            dims = (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(method, [])) if method != "gicdf"
-                    else [cfg["gicdf_templates"] * (2 * cfg["gicdf_bins"] + 1)])
-            plan += [(method, d, k) for d in dims for k in range(n_folds)]  # extra D right after the base D
-    beyond = QM7_BEYOND.get(cname)  # rows beyond the paper, last: their own γ grid, no 2nd layer
+    plan, beyond = qm7_plan(cname, cfg)
     beyond_methods = set(beyond["methods"]) if beyond else set()
-    if beyond:
-        plan += [(m, d, k) for m in beyond["methods"] for d in beyond["dims"] for k in range(n_folds)]
     cells, skipped = {}, []
     budget = _time_budget(cfg)
     for method, dim, k in progress(plan, desc="qm7 cells"):
@@ -431,7 +468,7 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
         elif dim is None:
             cells[key] = run.cell(key, lambda: _qm7_krr_cell(data, method, k))
         else:
-            rf = _RF_OF.get(method)
+            rf = getattr(METHODS[method].counterpart("rf"), "name", None) if METHODS[method].feature_map == "nys" else None
             # Nyström rows reuse their RF row's γ unless "nys_own_gamma" (then their own LOO over "nys_gamma_factors":
             # at the small γ the RF rows prefer, K_ZZ of 2000+ landmarks is numerically singular and Nyström collapses)
             reuse = rf in cfg["methods"] and not cfg.get("nys_own_gamma")
@@ -445,6 +482,43 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
                 chosen = None if cfg.get("extra_gamma_factors") else base.get("gamma_factor", chosen)
             cells[key] = run.cell(key, lambda: _qm7_feature_cell(data, method, dim, k, chosen, chosen_l2))
     rows = _qm7_rows(cells, cfg)
+    heads = _qm7_headlines(rows, cfg, beyond)
+    notes = _qm7_notes(cname, cfg, data.folds_source, skipped)
+    # one-fold probes (D, r, γ, λ selection) made before choosing this configuration, if recorded
+    trials_path = run.path.parent / "qm7_trials.json"
+    trials = json.loads(trials_path.read_text()) if (trials_path.exists() and not quick) else None
+    # the gap analysis is not stored: the page fills notes/raj2017_qm7.md in from this file (qm7_gap_notes)
+    result = run.finish({"rows": rows, "cells": cells, "folds_source": data.folds_source, "skipped_cells": skipped,
+                         "beyond": beyond, "trials": trials},
+                        heads, seeds={"features": seed, "folds": cfg["fold_seed"]}, notes=notes,
+                        figure=lambda p: _qm7_figure(rows, p, trials))
+    if skipped:  # keep the finished cells so that the next run resumes instead of starting afresh
+        run._save_partial()
+    return result
+
+
+def qm7_plan(cname, cfg):
+    """The cells of the QM7 experiment in the order they are computed, ``[(method, D, fold), ...]`` (D None for
+    exact kernel ridge), and the configuration's rows beyond the paper (QM7_BEYOND, computed last; None if none)."""
+    n_folds = cfg["n_folds"]
+    plan = []
+    for method in cfg["methods"]:
+        if METHODS[method].feature_map == "krr":
+            plan += [(method, None, k) for k in range(n_folds)]
+        else:
+            dims = (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(method, []))
+                    if METHODS[method].feature_map != "gicdf"
+                    else [cfg["gicdf_templates"] * (2 * cfg["gicdf_bins"] + 1)])
+            plan += [(method, d, k) for d in dims for k in range(n_folds)]  # extra D right after the base D
+    beyond = QM7_BEYOND.get(cname)  # rows beyond the paper, last: their own γ grid, no 2nd layer
+    if beyond:
+        plan += [(m, d, k) for m in beyond["methods"] for d in beyond["dims"] for k in range(n_folds)]
+    return plan, beyond
+
+
+def _qm7_headlines(rows, cfg, beyond):
+    """Headline cells: the paper's rows at the largest D computed on every fold, then the rows beyond the paper."""
+    n_folds = cfg["n_folds"]
     heads = []
     top = max(cfg["feature_dims"])
     tops = {}
@@ -465,7 +539,12 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
             d = "exact" if r["dim"] is None else f"D={r['dim']}"
             heads.append(headline(f"{LABELS[r['method']]} RMSE ({d})", r["rmse"], None, "lower"))
             heads.append(headline(f"{LABELS[r['method']]} MAE ({d})", r["mae"], None, "lower"))
-    notes = (f"Folds {data.folds_source}: five folds stratified by energy with a fixed seed, NOT the published "
+    return heads
+
+
+def _qm7_notes(cname, cfg, folds_source, skipped):
+    """What the QM7 run did: protocol, grids, and the cells the time budget left out."""
+    return (f"Folds {folds_source}: five folds stratified by energy with a fixed seed, NOT the published "
              "split of qm7.mat (not available here). Configuration "
              f"'{cname}': D = number of features (RF: D/2 frequencies with cos and sin; Nyström: D landmarks "
              "from the training fold); the paper uses 10k templates. γ = factor / median squared distance "
@@ -484,135 +563,117 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
              "GICDF pools over the same Montavon permutations applied to the data (see _gicdf_data_side). "
              f"Cells not computed within the time budget ({len(skipped)}): {skipped} — run the same command again "
              "to resume and complete them.")
-    # one-fold probes (D, r, γ, λ selection) made before choosing this configuration, if recorded
-    trials_path = run.path.parent / "qm7_trials.json"
-    trials = json.loads(trials_path.read_text()) if (trials_path.exists() and not quick) else None
-    notes += " Gap analysis (from the numbers above): " + _qm7_gap_notes(rows, trials, n_folds, cells, cfg)
-    result = run.finish({"rows": rows, "cells": cells, "folds_source": data.folds_source, "skipped_cells": skipped,
-                         "beyond": beyond, "trials": trials},
-                        heads, seeds={"features": seed, "folds": cfg["fold_seed"]}, notes=notes,
-                        figure=lambda p: _qm7_figure(rows, p, trials))
-    if skipped:  # keep the finished cells so that the next run resumes instead of starting afresh
-        run._save_partial()
-    return result
 
 
-def _qm7_gap_notes(rows, trials, n_folds, cells=None, cfg=None):
-    """Evidence for the distance to the paper's Table 1, written from the measured numbers (rows, cells, trials)."""
-    parts = []
-    cells, cfg = cells or {}, cfg or {}
-    full = {(r["method"], r["dim"]): r for r in rows if r["n_folds"] == n_folds}
-    lg = sorted((r for (m, _), r in full.items() if m == "lgika_rf"), key=lambda r: r["dim"])
+#: the gap analysis of the QM7 page: prose in Markdown, numbers filled in from the results (:func:`qm7_gap_values`)
+QM7_NOTES = "notes/raj2017_qm7.md"
+#: what separates the run's own notes from the gap analysis in the notes of a results file
+GAP_MARK = " Gap analysis (from the numbers above): "
+
+
+def _join(values, spec):
+    return ", ".join(format(v, spec) for v in values)
+
+
+def qm7_gap_values(data, cfg):
+    """The fields of the QM7 gap analysis (``notes/raj2017_qm7.md``) from a results file's ``data`` and ``config``.
+
+    Only numbers and the selections behind them (which rows, cells and probes a note speaks of); the prose is
+    in the Markdown template, see :func:`~orbitkernels.experiments.report.fill_notes`.
+    """
+    n_folds, r = cfg["n_folds"], cfg.get("r", 70)
+    rows, cells, trials = data["rows"], data.get("cells") or {}, data.get("trials")
+    full = {(row["method"], row["dim"]): row for row in rows if row["n_folds"] == n_folds}
+    v = {}
+    lg = sorted((row for (m, _), row in full.items() if m == "lgika_rf"), key=lambda row: row["dim"])
     if lg:
-        parts.append("LGIKA (RF) mean RMSE over the folds vs D: " + ", ".join(
-            f"D={r['dim']}: {r['rmse']:.2f}" + (f" (2nd layer {r['rmse_2layer']:.2f})" if r["rmse_2layer"] else "")
-            for r in lg) + " (paper 10.82 / 10.05 with 10k templates; a template gives a cos and a sin, so the "
-            "paper's 10k templates are our D = 20000).")
-        best = min(lg, key=lambda r: r["rmse"])
+        v["lgika_vs_dim"] = {"by_dim": [{"dim": row["dim"], "rmse": row["rmse"], "rmse_2layer": row["rmse_2layer"] or None}
+                                        for row in lg],
+                             "paper": lg[0]["paper_rmse"], "paper_2layer": lg[0]["paper_rmse_2layer"]}
+        best = min(lg, key=lambda row: row["rmse"])
         chosen = [cells.get(f"lgika_rf|{best['dim']}|{k}", {}).get("gamma_factor") for k in range(n_folds)]
-        parts.append(f"Per-fold RMSE at D={best['dim']}: " + ", ".join(f"{v:.2f}" for v in best["rmse_folds"])
-                     + (" (γ factors chosen by leave-one-out: " + ", ".join(f"{c:.3g}" for c in chosen) + ")"
-                        if all(c is not None for c in chosen) else "")
-                     + "; the spread between folds is larger than the distance to the paper's number, and our "
-                     "folds are not the paper's.")
+        v["per_fold"] = {"dim": best["dim"], "folds": _join(best["rmse_folds"], ".2f"),
+                         "chosen": _join(chosen, ".3g") if all(c is not None for c in chosen) else None}
     if trials:
-        fd = trials.get("fold_diagnostics")
-        if fd:
-            parts.append("Outliers: with LGIKA (RF) D=2000 the five largest absolute test errors per fold are "
-                         + "; ".join(f"fold {d['fold']}: {', '.join(str(v) for v in d['top5_abs_err'])} kcal/mol "
-                                     f"({100 * d['share_of_sq_error_top5']:.0f} % of the squared error; RMSE "
-                                     f"{d['rmse']:.2f} -> {d['rmse_without_top5']:.2f} without them)" for d in fd)
-                         + ". RMSE on ~1430 molecules is dominated by a handful of molecules (one molecule of "
-                         "fold 1 alone is off by hundreds of kcal/mol), so it depends on the split; our folds are "
-                         "not the published ones.")
-        runs = [t for t in trials["runs"] if t.get("method") == "lgika_rf" and t.get("r") == 70
-                and t.get("selection") == "loo"]
-        if runs:
-            parts.append("One-fold probes (fold 0, LOO λ): LGIKA (RF) r=70 test RMSE " + ", ".join(
-                f"D={t['D']} γ×{t['factor']:.3g}: {t['rmse']:.2f}" for t in sorted(runs, key=lambda t: t["D"]))
-                + " — the error keeps falling with D, and larger D prefers a larger γ (so an extra D selects γ "
-                "again when 'extra_gamma_factors' is set).")
-        ff = (trials.get("five_fold_probes") or {}).get("runs", [])
+        v["outliers"] = {"by_fold": [{"fold": d["fold"], "errors": ", ".join(str(e) for e in d["top5_abs_err"]),
+                                      "share": 100 * d["share_of_sq_error_top5"], "rmse": d["rmse"],
+                                      "rmse_without": d["rmse_without_top5"]} for d in trials.get("fold_diagnostics") or []]}
+        probes = sorted((t for t in trials["runs"] if t.get("method") == "lgika_rf" and t.get("r") == r
+                         and t.get("selection") == "loo"), key=lambda t: t["D"])
+        if probes:
+            v["probes_vs_dim"] = {"r": r, "probes": probes}
         by_f = {}
-        for t in ff:
+        for t in (trials.get("five_fold_probes") or {}).get("runs", []):
             by_f.setdefault((t["D"], t["factor"]), {})[t["fold"]] = t["rmse"]
-        for (d, f), v in sorted(by_f.items()):
-            parts.append(f"Probe on {'all five folds' if len(v) == n_folds else 'folds ' + str(sorted(v))} with γ "
-                         f"fixed at ×{f:.3g}, D={d}: " + ", ".join(f"fold {k} {x:.2f}" for k, x in sorted(v.items()))
-                         + (f" (mean {np.mean(list(v.values())):.2f})" if len(v) == n_folds else "") + ".")
-        r20 = [t for t in trials["runs"] if t.get("method") == "lgika_rf" and t.get("r") == 20 and t["selection"] == "loo"]
-        r70 = [t for t in runs if r20 and t["D"] == r20[0]["D"]]
-        if r20 and r70:
-            parts.append(f"Group samples matter: at D={r20[0]['D']} r=20 gives {r20[0]['rmse']:.2f}, r=70 gives "
-                         f"{r70[0]['rmse']:.2f}.")
-        k2 = [t for t in trials["runs"] if t.get("selection") == "inner_2fold" and t.get("r") == 70]
+        v["five_fold_probe"] = [{"all_folds": "" if len(f) == n_folds else None,
+                                 "some_folds": None if len(f) == n_folds else str(sorted(f)),
+                                 "D": d, "factor": fac, "fold_rmse": [{"fold": k, "rmse": x} for k, x in sorted(f.items())],
+                                 "mean": float(np.mean(list(f.values()))) if len(f) == n_folds else None}
+                                for (d, fac), f in sorted(by_f.items())]
+        small = [t for t in trials["runs"] if t.get("method") == "lgika_rf" and t.get("r") == 20 and t["selection"] == "loo"]
+        same = [t for t in probes if small and t["D"] == small[0]["D"]]
+        if small and same:
+            v["group_samples"] = {"D": small[0]["D"], "r_small": 20, "rmse_small": small[0]["rmse"], "r": r,
+                                  "rmse": same[0]["rmse"]}
+        k2 = [t for t in trials["runs"] if t.get("selection") == "inner_2fold" and t.get("r") == r]
         if k2:
-            parts.append("λ selection: the original 2-fold inner CV (half the training fold) picked λ far from the "
-                         "best at large D (e.g. " + ", ".join(f"D={t['D']} γ×{t['factor']:.3g}: {t['rmse']:.2f} vs "
-                                                              f"best-λ {t['oracle_rmse']:.2f}" for t in k2[-3:])
-                         + "); exact leave-one-out on the whole training fold closes most of that gap.")
+            v["lambda_selection"] = {"examples": [{"D": t["D"], "factor": t["factor"], "rmse": t["rmse"],
+                                                   "oracle": t["oracle_rmse"]} for t in k2[-3:]]}
+        v["nystroem"] = []
         for meth in ("sort_nys", "lgika_nys"):
             pr = [t for t in trials["runs"] if t.get("method") == meth]
             row = full.get((meth, 2000))
             if pr and row:
-                how = (f"selects its own γ over {cfg.get('nys_gamma_factors')}" if cfg.get("nys_own_gamma")
-                       else "reuses its RF row's γ")
-                before = (trials.get("earlier_run") or {}).get("rmse", {}).get(f"{meth}|2000")
-                parts.append(f"{LABELS[meth]} ({row['rmse']:.2f} here) {how}: at the smallest γ of the RF grid K_ZZ of "
-                             "2000 landmarks is numerically singular and Nyström collapses"
-                             + (f" ({before:.2f} in the earlier run that reused the RF γ)" if before else "")
-                             + "; fold-0 probes: "
-                             + ", ".join(f"γ×{t['factor']:.3g}"
-                                         + (f" D={t['D']}" if t.get("D", 2000) != 2000 else "")
-                                         + (" (landmarks from the orbit)" if t.get("landmarks") == "orbit" else "")
-                                         + f": {t['rmse']:.2f}" for t in pr) + ".")
+                own = bool(cfg.get("nys_own_gamma"))
+                v["nystroem"].append({
+                    "label": LABELS[meth], "rmse": row["rmse"], "D": 2000,
+                    "own_grid": str(cfg.get("nys_gamma_factors")) if own else None, "reuses": None if own else "",
+                    "before": (trials.get("earlier_run") or {}).get("rmse", {}).get(f"{meth}|2000") or None,
+                    "nys_probes": [{"factor": t["factor"], "D": t["D"] if t.get("D", 2000) != 2000 else None,
+                                    "orbit": "" if t.get("landmarks") == "orbit" else None, "rmse": t["rmse"]}
+                                   for t in pr]})
         gp = [t for t in trials["runs"] if t.get("method") == "gicdf"]
         if gp:
-            grow = full.get(("gicdf", cfg.get("gicdf_templates", 0) * (2 * cfg.get("gicdf_bins", 0) + 1)))
-            parts.append("GICDF vs number of templates (fold 0, 25 bins, r=70): " + ", ".join(
-                f"{t['templates']} templates ({t['D']} features"
-                + (", templates from the data" if t.get("template_sampling") == "data" else "")
-                + (", no input normalisation" if t.get("normalize") is False else "") + f"): {t['rmse']:.2f}"
-                for t in gp)
-                + (f"; the 5-fold row with {cfg['gicdf_templates']} templates: {grow['rmse']:.2f}" if grow else "")
-                + ". The error keeps falling with templates (the paper does not give GICDF's number of templates; "
-                "at its RF rows' 10k it would be 510k CDF features here); a linear model on CDF features estimates a distance-like kernel s - d_G (Mroueh et "
-                "al. Thm 1), which needs many more features than a Gaussian kernel for the same error.")
-        bp = (trials.get("beyond_paper_probes") or {}).get("runs", [])
-        for t in bp:
-            parts.append(f"Beyond-paper probe: {LABELS.get(t['method'], t['method'])} on fold 0"
-                         + (f", D={t['D']}" if t.get("D") else "") + f", γ×{t['factor']:.3g}: RMSE "
-                         f"{t['rmse']:.2f}, MAE {t['mae']:.2f}.")
+            bins = cfg.get("gicdf_bins", 0)
+            grow = full.get(("gicdf", cfg.get("gicdf_templates", 0) * (2 * bins + 1)))
+            v["gicdf_templates"] = {
+                "bins": bins, "r": r, "features_at_10k": 10 * (2 * bins + 1),
+                "templates": cfg.get("gicdf_templates"), "row_rmse": grow["rmse"] if grow else None,
+                "gicdf_probes": [{"templates": t["templates"], "D": t["D"],
+                                  "from_data": "" if t.get("template_sampling") == "data" else None,
+                                  "unnormalised": "" if t.get("normalize") is False else None, "rmse": t["rmse"]}
+                                 for t in gp]}
+        v["beyond_paper_probe"] = [{"label": LABELS.get(t["method"], t["method"]), "D": t.get("D") or None,
+                                    "factor": t["factor"], "rmse": t["rmse"], "mae": t["mae"]}
+                                   for t in (trials.get("beyond_paper_probes") or {}).get("runs", [])]
     lap = full.get(("sort_krr_lap", None))
     if lap:
-        chosen = [cells.get(f"sort_krr_lap|None|{k}", {}).get("gamma_factor") for k in range(n_folds)]
+        chosen = [c for c in (cells.get(f"sort_krr_lap|None|{k}", {}).get("gamma_factor") for k in range(n_folds))
+                  if c is not None]
         grid = cfg.get("lap_factors") or []
-        at_edge = sum(c == min(grid) for c in chosen if c is not None) if grid else 0
-        parts.append(f"Beyond the paper: a Laplacian kernel on sorted Coulomb matrices (exact KRR, same folds and "
-                     f"selection; γ factors per fold {', '.join(f'{c:.3g}' for c in chosen if c is not None)}"
-                     + (f", the smallest of the grid on {at_edge} folds, so a wider grid may do better" if at_edge
-                        else "")
-                     + f") reaches RMSE {lap['rmse']:.2f} / MAE {lap['mae']:.2f}, against LGIKA's Gaussian "
-                     "base kernel above: the L1 geometry suits Coulomb matrices far better. The state of the art "
-                     "for a cheap model, solid-harmonic scattering + ridge (RMSE 4.18 / MAE 2.75, kymatio), uses 3-D "
-                     "densities rather than Coulomb matrices; the remaining distance is the representation.")
-    for (m, d), r in sorted(full.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
+        at_edge = sum(c == min(grid) for c in chosen) if grid else 0
+        v["laplacian_krr"] = {"chosen": _join(chosen, ".3g"), "at_edge": at_edge or None, "rmse": lap["rmse"],
+                              "mae": lap["mae"]}
+    v["laplacian_rf"] = []
+    for (m, d), row in sorted(full.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
         if m == "lgika_rf_lap":
-            chosen = [cells.get(f"{m}|{d}|{k}", {}).get("gamma_factor") for k in range(n_folds)]
-            parts.append(f"Beyond the paper, the same LGIKA random features with a Laplacian base kernel (Cauchy "
-                         f"frequencies; γ factors chosen per fold: {', '.join(f'{c:.3g}' for c in chosen if c)}) at "
-                         f"D={d}: RMSE {r['rmse']:.2f} / MAE {r['mae']:.2f} (per fold "
-                         + ", ".join(f"{v:.2f}" for v in r["rmse_folds"]) + "), against "
-                         + (f"{full[('lgika_rf', d)]['rmse']:.2f} with the Gaussian base kernel at the same D"
-                            if ("lgika_rf", d) in full else "the Gaussian rows above")
-                         + ": the base kernel, not the invariance mechanism, limits the paper's rows.")
-    l2 = [r for r in full.values() if r["rmse_2layer"] is not None]
+            chosen = [c for c in (cells.get(f"{m}|{d}|{k}", {}).get("gamma_factor") for k in range(n_folds)) if c]
+            gauss = full.get(("lgika_rf", d))
+            v["laplacian_rf"].append({"chosen": _join(chosen, ".3g"), "D": d, "rmse": row["rmse"], "mae": row["mae"],
+                                      "folds": _join(row["rmse_folds"], ".2f"),
+                                      "gaussian": gauss["rmse"] if gauss else None,
+                                      "no_gaussian": None if gauss else ""})
+    l2 = [row for row in full.values() if row["rmse_2layer"] is not None]
     if l2:
-        worse = sum(r["rmse_2layer"] > r["rmse"] for r in l2)
-        parts.append(f"2nd RF layer: worse than the first layer in {worse} of {len(l2)} rows here; its width is capped "
-                     f"(max(layer2_dim, D) up to layer2_max_dim = {cfg.get('layer2_max_dim')}) below the paper's 10k "
-                     "at large D, and γ₂ prefers the smallest factors (nearly linear).")
-    return " ".join(parts)
+        v["second_layer"] = {"worse": sum(row["rmse_2layer"] > row["rmse"] for row in l2), "rows": len(l2),
+                             "max_dim": cfg.get("layer2_max_dim")}
+    return v
+
+
+def qm7_gap_notes(data, cfg):
+    """The QM7 gap analysis: ``notes/raj2017_qm7.md`` filled in from the results (see :func:`qm7_gap_values`)."""
+    template = resources.files(__package__).joinpath(QM7_NOTES).read_text(encoding="utf-8")
+    return fill_notes(template, qm7_gap_values(data, cfg))
 
 
 def _qm7_rows(cells, cfg):
@@ -831,15 +892,17 @@ def engine_options():
     return {"backend": backend, "device": os.environ.get("ORBITKERNELS_DEVICE") or None, "max_memory_mb": 512}
 
 
-def _image_feature_map(method, group, dim, gamma, r, cfg, seed):
+def _image_feature_map(name, group, dim, gamma, r, cfg, seed):
+    """The (unfitted) feature map of one image row (a :class:`Method` or its name)."""
+    m = as_method(name)
     eng = engine_options()
-    if method.endswith("_rf_polar"):  # PolarRotation: every grid angle (weighted by q) through the FFT fast path
+    if m.all_rotations:  # PolarRotation: every grid angle (weighted by q) through the FFT fast path
         return OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=dim // 2, n_group_samples=None,
                                     random_state=seed, **eng)
-    if method.endswith("_rf"):
+    if m.feature_map == "rf":
         return OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=dim // 2, n_group_samples=r if group else None,
                                     random_state=seed, **eng)
-    if method.endswith("_nys"):
+    if m.feature_map == "nys":
         return OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="rbf", gamma=gamma, n_components=dim, n_group_samples=r if group else None,
                              random_state=seed, **eng)
     return GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=cfg["gicdf_templates"], n_bins=cfg["gicdf_bins"], n_group_samples=r,
@@ -861,7 +924,7 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
             table = {}
             for law in laws:
                 for f in cfg["gamma_factors"]:
-                    group = make_group(law) if method.startswith("lgika") else None
+                    group = make_group(law) if METHODS[method].invariant else None
                     fm = _image_feature_map(method, group, cfg.get("select_dim", cfg["feature_dims"][0]),
                                             f / scale, cfg["r"], cfg, seed).fit(X[train])
                     F = fm.transform(X[trval])
@@ -882,16 +945,16 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
         if budget and not run.has(run.key(method, dim)) and run.wall_time() > budget:
             chosen.setdefault("skipped_cells", []).append(run.key(method, dim))  # resumable later
             continue
-        fam = "lgika" if method.startswith("lgika") or method == "gicdf" else "orig"
+        fam = METHODS[method].family
         law = chosen["lgika"]["law"] if chosen["lgika"] else None
         factor = chosen[fam]["gamma_factor"] if chosen.get(fam) else 1.0
 
         def compute(method=method, dim=dim, law=law, factor=factor):
             t0 = time.perf_counter()
             group = None
-            if method.endswith("_polar"):
+            if METHODS[method].all_rotations:
                 group = make_group(law, polar=True)
-            elif method.startswith("lgika") or method == "gicdf":
+            elif METHODS[method].invariant:
                 group = make_group(law)
             fm = _image_feature_map(method, group, dim, factor / scale, cfg["r"], cfg, seed).fit(X[train])
             F = fm.transform(X).astype(np.float32)
@@ -1094,136 +1157,171 @@ def _f(v, digits=2):
     return "—" if v is None else f"{v:.{digits}f}"
 
 
+PAGE_INTRO = ["# Raj et al. 2017 — Local Group Invariant Representations via Orbit Embeddings", "",
+              "Generated by `orbitkernels.experiments.raj2017.render_markdown` (or `write_markdown`) from "
+              "`results/raj2017/*.json`; do not edit by hand: every number below is read from those files. "
+              "Run one experiment with `ORBITKERNELS_DATA=/path/to/data orbitkernels reproduce raj2017 --experiment "
+              "<name>` (configuration: `ORBITKERNELS_RAJ2017_CONFIG=reduced|full`, default reduced; an interrupted or "
+              "time-budgeted run resumes from `<name>.partial.json` when the same command is run again).", ""]
+
+
+def _page_missing(name, path):
+    return [f"No results file ({path.name}) yet. Run path: `orbitkernels reproduce raj2017 --experiment {name}`"
+            f" (full configuration: `ORBITKERNELS_RAJ2017_CONFIG=full`; on a GPU, with `pip install "
+            f"\"orbitkernels[torch]\"`, add `ORBITKERNELS_BACKEND=torch ORBITKERNELS_DEVICE=cuda`). Configurations: "
+            f"`{json.dumps(CONFIGS[name]['full'])}` (full), `{json.dumps(CONFIGS[name]['reduced'])}` (CPU).", ""]
+
+
+def _page_run_facts(res):
+    return [f"**Ours.** Configuration `{res['config'].get('configuration')}`, library {res['library_version']}, wall "
+            f"time {res['wall_time_s'] / 60:.1f} min on {res['machine'].get('cpu_count')} shared CPU cores "
+            f"(resumed cells: {res.get('resumed_cells', 0)}).", ""]
+
+
+def _page_headline(cells):
+    return ["### Headline", "", headline_table(cells)]
+
+
+def _page_notes(res):
+    notes = str(res.get("notes"))
+    if res.get("experiment") == "qm7":
+        # results written before the gap analysis moved to Markdown carry a copy of it: the page shows the one
+        # filled in from this file's numbers
+        notes = notes.split(GAP_MARK)[0] + GAP_MARK + qm7_gap_notes(res["data"], res["config"])
+    cfg = {k: v for k, v in res["config"].items() if k != "lambdas"}
+    return ["### Notes", "", notes, "", f"Full configuration of this run: `{json.dumps(cfg)}`.", ""]
+
+
+def _qm7_tables(data):
+    out = ["### All rows (mean over the folds computed)", "",
+           "| method | D | folds | RMSE | MAE | RMSE 2nd layer | MAE 2nd layer | paper RMSE | paper 2nd layer |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(data["rows"], key=lambda r: (r["method"], r["dim"] or 0)):
+        out.append(f"| {r['label']} | {r['dim'] or 'exact'} | {r['n_folds']} | {_f(r['rmse'])} | {_f(r['mae'])} "
+                   f"| {_f(r['rmse_2layer'])} | {_f(r['mae_2layer'])} | {_f(r['paper_rmse'])} "
+                   f"| {_f(r['paper_rmse_2layer'])} |")
+    out += ["", "Paper rows not run here: Rand-Coulomb [Montavon et al. 2012] 11.40 (taken from that paper "
+            "by Raj et al.).", ""]
+    trials = data.get("trials")
+    if not trials:
+        return out
+    out += ["### One-fold probes (choice of the configuration, diagnosis of the gaps)", "",
+            trials["description"], "",
+            "| method | r | D | γ factor | λ selection | λ | test RMSE | test MAE | oracle RMSE (diagnosis) "
+            "| seconds |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for t in trials["runs"]:
+        label = t.get("tag") or t["method"] + (
+            f" ({t['templates']} templates)" if "templates" in t else "") + (
+            f" (landmarks from the {t['landmarks']})" if "landmarks" in t else "") + (
+            " (templates from the data)" if t.get("template_sampling") == "data" else "") + (
+            " (no input normalisation)" if t.get("normalize") is False else "")
+        fac = t.get("factor")
+        secs = t.get("total_s", round(t.get("feat_s", 0) + t.get("s", 0), 1))
+        r_ = t.get("r", 70 if str(label).startswith(("lgika", "gicdf")) else None)
+        out.append(f"| {label} | {r_ or '— (no group)'} | {t.get('D', '—')} | "
+                   f"{'—' if fac is None else format(fac, '.4g')} | {t['selection']} | {t['lam']:.1e} | "
+                   f"{_f(t['rmse'])} | {_f(t['mae'])} | {_f(t.get('oracle_rmse'))} | {secs} |")
+    fd = trials.get("fold_diagnostics")
+    if fd:
+        out += ["", "Per-fold largest errors of LGIKA (RF), D=2000 (all five folds):", "",
+                "| fold | RMSE | MAE | 5 largest absolute errors | share of squared error | "
+                "RMSE without them |", "| --- | --- | --- | --- | --- | --- |"]
+        for d in fd:
+            out.append(f"| {d['fold']} | {_f(d['rmse'])} | {_f(d['mae'])} | "
+                       f"{', '.join(str(v) for v in d['top5_abs_err'])} | "
+                       f"{100 * d['share_of_sq_error_top5']:.0f} % | {_f(d['rmse_without_top5'])} |")
+    for key, title in (("five_fold_probes", "Probes on every fold"),
+                       ("beyond_paper_probes", "Probes beyond the paper")):
+        block = trials.get(key)
+        if block:
+            out += ["", f"{title}: {block['description']}", "",
+                    "| method | D | γ factor | fold | test RMSE | test MAE | λ | seconds |",
+                    "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+            for t in block["runs"]:
+                out.append(f"| {LABELS.get(t['method'], t['method'])} | {t.get('D', 'exact')} | "
+                           f"{format(t['factor'], '.4g')} | {t['fold']} | {_f(t['rmse'])} | {_f(t['mae'])} "
+                           f"| {t['lam']:.1e} | {t['s']} |")
+    early = trials.get("earlier_run")
+    if early:
+        out += ["", f"Earlier configuration: {early['description']}", "",
+                "| row | RMSE | RMSE 2nd layer |", "| --- | --- | --- |"]
+        for k, v in early["rmse"].items():
+            m, d = k.split("|")
+            out.append(f"| {LABELS.get(m, m)} ({'exact' if d == 'None' else 'D=' + d}) | {_f(v)} | "
+                       f"{_f(early['rmse_2layer'].get(k))} |")
+    return out + [""]
+
+
+def _image_tables(name, data, root, quick):
+    out = ["### All rows", "", "| method | D | angle law | γ factor | accuracy % | 2nd layer % | paper | paper 2nd layer |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(data["rows"], key=lambda r: (r["method"], r["dim"])):
+        out.append(f"| {r['label']} | {r['dim']} | {r['law']} | {r.get('gamma_factor')} | {_f(r['accuracy'])} "
+                   f"| {_f(r['accuracy_2layer'])} | {_f(r['paper'])} | {_f(r['paper_2layer'])} |")
+    out.append("")
+    sel = data.get("selection") or {}
+    for fam in ("lgika", "orig"):
+        if sel.get(fam):
+            out.append(f"Validation selection ({fam}, LGIKA-RF/RF at select_dim): law `{sel[fam]['law']}`, "
+                       f"γ factor {sel[fam]['gamma_factor']}; validation accuracies "
+                       + ", ".join(f"`{k}` {100 * v:.2f} %" for k, v in sel[fam]["valid_acc"].items()) + ".")
+    out.append("")
+    if sel.get("skipped_cells"):
+        out += [f"Cells skipped by the time budget (resume with the same command): {sel['skipped_cells']}.", ""]
+    tpath = root / f"{name}_trials.json"
+    if tpath.exists() and not quick:
+        tr = json.loads(tpath.read_text())
+        out += ["One-off probes outside the run (same split, same selection of λ on validation; "
+                f"script in `{tpath.name}`): {tr.get('description', '')}", "",
+                "| method | D | law | γ factor | accuracy % | validation % | seconds |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
+        for t in tr["runs"]:
+            out.append(f"| {LABELS.get(t['method'], t['method'])} | {t['D']} | {t['law']} | {t['gamma_factor']} | "
+                       f"{_f(t['accuracy'])} | {_f(100 * t['valid_acc'])} | {t['total_s']} |")
+        out.append("")
+    if name == "rotated_mnist":
+        out.append("Paper rows taken from other work (not run): " + ", ".join(
+            f"{k} {v[0]}" for k, v in PAPER_MNIST.items() if k in ("TI-RBM", "RC-RBM", "Z2-CNN", "P4-CNN", "orig_rbf")))
+        out.append("")
+    return out
+
+
+def _curve_tables(data):
+    out = ["### Curves", "", "| r | features | spectral | Frobenius |", "| --- | --- | --- | --- |"]
+    for c in data["curves"]:
+        out.append(f"| {c['r']} | {c['n_features']} | {c['spectral_mean']:.4f} ± {c['spectral_std']:.4f} | "
+                   f"{c['frobenius_mean']:.4f} ± {c['frobenius_std']:.4f} |")
+    return out + [""]
+
+
+def _page_tables(name, data, root, quick):
+    """The experiment's own tables: QM7 rows and probes, image rows and selection, or kernel-approx curves."""
+    rows = data.get("rows")
+    if rows and "rmse" in rows[0]:
+        out = _qm7_tables(data)
+    elif rows and "accuracy" in rows[0]:
+        out = _image_tables(name, data, root, quick)
+    elif "curves" in data:
+        out = _curve_tables(data)
+    else:
+        out = []
+    if data.get("skipped_cells"):
+        out += [f"Cells skipped by the time budget (resume with the same command): {data['skipped_cells']}.", ""]
+    return out
+
+
 def render_markdown(results_dir=None, quick=False) -> str:
     """docs/reproductions/raj2017.md, generated from ``results/raj2017/*.json`` (nothing typed by hand).
 
-    ``results_dir`` is the results root (``results``) or its ``raj2017`` folder.
+    ``results_dir`` is the results root (``results``) or its ``raj2017`` folder; the page is laid out by
+    :func:`~orbitkernels.experiments.report.render_paper_page`, this paper giving its intro, run facts,
+    headline, tables and notes.
     """
     root = paper_folder(results_dir, PAPER)
-    out = ["# Raj et al. 2017 — Local Group Invariant Representations via Orbit Embeddings", "",
-           "Generated by `orbitkernels.experiments.raj2017.render_markdown` (or `write_markdown`) from "
-           "`results/raj2017/*.json`; do not edit by hand: every number below is read from those files. "
-           "Run one experiment with `ORBITKERNELS_DATA=/path/to/data orbitkernels reproduce raj2017 --experiment <name>` "
-           "(configuration: `ORBITKERNELS_RAJ2017_CONFIG=reduced|full`, default reduced; an interrupted or "
-           "time-budgeted run resumes from `<name>.partial.json` when the same command is run again).", ""]
-    for name in EXPERIMENTS:
-        path = root / (f"{name}_quick.json" if quick else f"{name}.json")
-        out += [f"## {name}", "", f"**Paper.** {PAPER_CLAIMS[name]}", ""]
-        if not path.exists():
-            out += [f"No results file ({path.name}) yet. Run path: `orbitkernels reproduce raj2017 --experiment {name}`"
-                    f" (full configuration: `ORBITKERNELS_RAJ2017_CONFIG=full`; on a GPU, with `pip install "
-                    f"\"orbitkernels[torch]\"`, add `ORBITKERNELS_BACKEND=torch ORBITKERNELS_DEVICE=cuda`). Configurations: "
-                    f"`{json.dumps(CONFIGS[name]['full'])}` (full), `{json.dumps(CONFIGS[name]['reduced'])}` (CPU).", ""]
-            continue
-        res = json.loads(path.read_text())
-        cfg = res["config"]
-        out += [f"**Ours.** Configuration `{cfg.get('configuration')}`, library {res['library_version']}, wall time "
-                f"{res['wall_time_s'] / 60:.1f} min on {res['machine'].get('cpu_count')} shared CPU cores "
-                f"(resumed cells: {res.get('resumed_cells', 0)}).", ""]
-        if res.get("figure"):
-            out += [f"![{name}](../../results/raj2017/{res['figure']})", ""]
-        out += ["### Headline", "", headline_table(res["headline"]), ""]
-        data = res["data"]
-        rows = data.get("rows")
-        if rows and "rmse" in rows[0]:
-            out += ["### All rows (mean over the folds computed)", "",
-                    "| method | D | folds | RMSE | MAE | RMSE 2nd layer | MAE 2nd layer | paper RMSE | paper 2nd layer |",
-                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-            for r in sorted(rows, key=lambda r: (r["method"], r["dim"] or 0)):
-                out.append(f"| {r['label']} | {r['dim'] or 'exact'} | {r['n_folds']} | {_f(r['rmse'])} | {_f(r['mae'])} "
-                           f"| {_f(r['rmse_2layer'])} | {_f(r['mae_2layer'])} | {_f(r['paper_rmse'])} "
-                           f"| {_f(r['paper_rmse_2layer'])} |")
-            out += ["", "Paper rows not run here: Rand-Coulomb [Montavon et al. 2012] 11.40 (taken from that paper "
-                    "by Raj et al.).", ""]
-            trials = data.get("trials")
-            if trials:
-                out += ["### One-fold probes (choice of the configuration, diagnosis of the gaps)", "",
-                        trials["description"], "",
-                        "| method | r | D | γ factor | λ selection | λ | test RMSE | test MAE | oracle RMSE (diagnosis) "
-                        "| seconds |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-                for t in trials["runs"]:
-                    label = t.get("tag") or t["method"] + (
-                        f" ({t['templates']} templates)" if "templates" in t else "") + (
-                        f" (landmarks from the {t['landmarks']})" if "landmarks" in t else "") + (
-                        " (templates from the data)" if t.get("template_sampling") == "data" else "") + (
-                        " (no input normalisation)" if t.get("normalize") is False else "")
-                    fac = t.get("factor")
-                    secs = t.get("total_s", round(t.get("feat_s", 0) + t.get("s", 0), 1))
-                    r_ = t.get("r", 70 if str(label).startswith(("lgika", "gicdf")) else None)
-                    out.append(f"| {label} | {r_ or '— (no group)'} | {t.get('D', '—')} | "
-                               f"{'—' if fac is None else format(fac, '.4g')} | {t['selection']} | {t['lam']:.1e} | "
-                               f"{_f(t['rmse'])} | {_f(t['mae'])} | {_f(t.get('oracle_rmse'))} | {secs} |")
-                fd = trials.get("fold_diagnostics")
-                if fd:
-                    out += ["", "Per-fold largest errors of LGIKA (RF), D=2000 (all five folds):", "",
-                            "| fold | RMSE | MAE | 5 largest absolute errors | share of squared error | "
-                            "RMSE without them |", "| --- | --- | --- | --- | --- | --- |"]
-                    for d in fd:
-                        out.append(f"| {d['fold']} | {_f(d['rmse'])} | {_f(d['mae'])} | "
-                                   f"{', '.join(str(v) for v in d['top5_abs_err'])} | "
-                                   f"{100 * d['share_of_sq_error_top5']:.0f} % | {_f(d['rmse_without_top5'])} |")
-                for key, title in (("five_fold_probes", "Probes on every fold"),
-                                   ("beyond_paper_probes", "Probes beyond the paper")):
-                    block = trials.get(key)
-                    if block:
-                        out += ["", f"{title}: {block['description']}", "",
-                                "| method | D | γ factor | fold | test RMSE | test MAE | λ | seconds |",
-                                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-                        for t in block["runs"]:
-                            out.append(f"| {LABELS.get(t['method'], t['method'])} | {t.get('D', 'exact')} | "
-                                       f"{format(t['factor'], '.4g')} | {t['fold']} | {_f(t['rmse'])} | {_f(t['mae'])} "
-                                       f"| {t['lam']:.1e} | {t['s']} |")
-                early = trials.get("earlier_run")
-                if early:
-                    out += ["", f"Earlier configuration: {early['description']}", "",
-                            "| row | RMSE | RMSE 2nd layer |", "| --- | --- | --- |"]
-                    for k, v in early["rmse"].items():
-                        m, d = k.split("|")
-                        out.append(f"| {LABELS.get(m, m)} ({'exact' if d == 'None' else 'D=' + d}) | {_f(v)} | "
-                                   f"{_f(early['rmse_2layer'].get(k))} |")
-                out.append("")
-        elif rows and "accuracy" in rows[0]:
-            out += ["### All rows", "", "| method | D | angle law | γ factor | accuracy % | 2nd layer % | paper | paper 2nd layer |",
-                    "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-            for r in sorted(rows, key=lambda r: (r["method"], r["dim"])):
-                out.append(f"| {r['label']} | {r['dim']} | {r['law']} | {r.get('gamma_factor')} | {_f(r['accuracy'])} "
-                           f"| {_f(r['accuracy_2layer'])} | {_f(r['paper'])} | {_f(r['paper_2layer'])} |")
-            out.append("")
-            sel = data.get("selection") or {}
-            for fam in ("lgika", "orig"):
-                if sel.get(fam):
-                    out.append(f"Validation selection ({fam}, LGIKA-RF/RF at select_dim): law `{sel[fam]['law']}`, "
-                               f"γ factor {sel[fam]['gamma_factor']}; validation accuracies "
-                               + ", ".join(f"`{k}` {100 * v:.2f} %" for k, v in sel[fam]["valid_acc"].items()) + ".")
-            out.append("")
-            if sel.get("skipped_cells"):
-                out += [f"Cells skipped by the time budget (resume with the same command): {sel['skipped_cells']}.", ""]
-            tpath = root / f"{name}_trials.json"
-            if tpath.exists() and not quick:
-                tr = json.loads(tpath.read_text())
-                out += ["One-off probes outside the run (same split, same selection of λ on validation; "
-                        f"script in `{tpath.name}`): {tr.get('description', '')}", "",
-                        "| method | D | law | γ factor | accuracy % | validation % | seconds |",
-                        "| --- | --- | --- | --- | --- | --- | --- |"]
-                for t in tr["runs"]:
-                    out.append(f"| {LABELS.get(t['method'], t['method'])} | {t['D']} | {t['law']} | {t['gamma_factor']} | "
-                               f"{_f(t['accuracy'])} | {_f(100 * t['valid_acc'])} | {t['total_s']} |")
-                out.append("")
-            if name == "rotated_mnist":
-                out.append("Paper rows taken from other work (not run): " + ", ".join(
-                    f"{k} {v[0]}" for k, v in PAPER_MNIST.items() if k in ("TI-RBM", "RC-RBM", "Z2-CNN", "P4-CNN", "orig_rbf")))
-                out.append("")
-        elif "curves" in data:
-            out += ["### Curves", "", "| r | features | spectral | Frobenius |", "| --- | --- | --- | --- |"]
-            for c in data["curves"]:
-                out.append(f"| {c['r']} | {c['n_features']} | {c['spectral_mean']:.4f} ± {c['spectral_std']:.4f} | "
-                           f"{c['frobenius_mean']:.4f} ± {c['frobenius_std']:.4f} |")
-            out.append("")
-        if data.get("skipped_cells"):
-            out += [f"Cells skipped by the time budget (resume with the same command): {data['skipped_cells']}.", ""]
-        out += ["### Notes", "", str(res.get("notes")), "",
-                f"Full configuration of this run: `{json.dumps({k: v for k, v in cfg.items() if k != 'lambdas'})}`.", ""]
-    return "\n".join(out) + "\n"
+    return render_paper_page(PAPER, None, {name: PAPER_CLAIMS[name] for name in EXPERIMENTS}, results_dir,
+                             intro=PAGE_INTRO, run_facts=_page_run_facts, missing=_page_missing,
+                             headline=_page_headline, notes=_page_notes, quick=quick,
+                             tables=lambda name, data: _page_tables(name, data, root, quick))
 
 
 def write_markdown(results_dir=None, path="docs/reproductions/raj2017.md", quick=False) -> str:

@@ -6,13 +6,16 @@ are exactly the numbers measured.
 """
 from __future__ import annotations
 
+import re
+import string
 import sys
 from pathlib import Path
 
 from ..utils.io import atomic_write_bytes, read_json
 from ._runner import default_results_dir
 
-__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder", "write_page", "main"]
+__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder", "write_page",
+           "fill_notes", "main"]
 
 TITLES = {
     "mroueh2015": "Mroueh, Voinea & Poggio 2015 — group-invariant CDF features",
@@ -38,12 +41,16 @@ def collect_headlines(results_dir="results"):
     return out
 
 
-def _fmt(v):
+def format_value(v, spec=".4g"):
+    """A table cell's number: floats with ``spec``, None as a dash, anything else as ``str``."""
     if v is None:
         return "—"
     if isinstance(v, float):
-        return f"{v:.4g}"
+        return f"{v:{spec}}"
     return str(v)
+
+
+_fmt = format_value
 
 
 def _md(text):
@@ -142,43 +149,112 @@ def page_intro(paper, title):
             ""]
 
 
-def experiment_section(paper, name, claim, folder):
+def _run_facts(res):
+    return [f"Library {res['library_version']}, wall time {res['wall_time_s'] / 60:.1f} min, "
+            f"seed {res['config'].get('seed')}.", ""]
+
+
+def _not_run(name, path):
+    return [f"*Not run yet* (`{path.name}` missing).", ""]
+
+
+def _notes(res):
+    return [f"**Notes.** {res['notes']}", ""] if res.get("notes") else []
+
+
+def experiment_section(paper, name, claim, folder, *, run_facts=_run_facts, missing=_not_run, quick=False):
     """Heading, the paper's claim, run facts and figure of one experiment's page section.
 
-    Returns ``(lines, result)``; ``result`` is None (and the lines say so) when ``<folder>/<name>.json``
-    does not exist yet.
+    ``run_facts(result)`` and ``missing(name, path)`` give the lines after the claim (defaults: library,
+    wall time and seed; "not run yet"). Reads ``<folder>/<name>.json`` (``<name>_quick.json`` when
+    ``quick``). Returns ``(lines, result)``; ``result`` is None when the file does not exist yet.
     """
-    path = Path(folder) / f"{name}.json"
+    path = Path(folder) / (f"{name}_quick.json" if quick else f"{name}.json")
     lines = [f"## {name}", "", f"**Paper.** {claim}", ""]
     if not path.exists():
-        return lines + [f"*Not run yet* (`{path.name}` missing).", ""], None
+        return lines + missing(name, path), None
     res = read_json(path)
-    lines += [f"Library {res['library_version']}, wall time {res['wall_time_s'] / 60:.1f} min, "
-              f"seed {res['config'].get('seed')}.", ""]
+    lines += run_facts(res)
     if res.get("figure"):
         lines += [f"![{name}](../../results/{paper}/{res['figure']})", ""]
     return lines, res
 
 
-def render_paper_page(paper, title, claims, results_dir, *, headline, tables):
+def render_paper_page(paper, title, claims, results_dir, *, headline, tables, intro=None, run_facts=_run_facts,
+                      missing=_not_run, notes=_notes, quick=False):
     """A paper's reproduction page from ``<results_dir>/<paper>/<experiment>.json``, one section per claim.
 
-    ``headline(cells)`` gives the lines of the headline table and ``tables(name, data)`` the
-    experiment's own tables: the two things a paper's page does its own way. The intro, the
-    sections and the notes are the same for every paper.
+    Every section is: heading, the paper's claim, ``run_facts(result)`` (or ``missing(name, path)`` when the
+    results file is absent), the figure, ``headline(cells)``, ``tables(name, data)`` and ``notes(result)``,
+    each a list of lines; ``intro`` (lines) opens the page (default :func:`page_intro`). The three papers
+    differ only in these pieces. ``quick`` renders the ``<name>_quick.json`` files the tests write.
     """
     folder = paper_folder(results_dir, paper)
-    lines = page_intro(paper, title)
+    lines = page_intro(paper, title) if intro is None else list(intro)
     for name, claim in claims.items():
-        section, res = experiment_section(paper, name, claim, folder)
+        section, res = experiment_section(paper, name, claim, folder, run_facts=run_facts, missing=missing,
+                                          quick=quick)
         lines += section
         if res is None:
             continue
         lines += headline(res["headline"]) + [""]
         lines += tables(name, res["data"])
-        if res.get("notes"):
-            lines += [f"**Notes.** {res['notes']}", ""]
+        lines += notes(res)
     return "\n".join(lines).rstrip() + "\n"
+
+
+_BLOCK = re.compile(r"<!--\s*(note|list):\s*(\w+)(?:\s+sep=\"([^\"]*)\")?\s*-->")
+_OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.S)
+_FORMATTER = string.Formatter()
+
+
+def _parse_notes(text):
+    """``{name: (kind, separator, body)}`` of a notes template, in file order."""
+    text = re.sub(r"<!--(?!\s*(?:note|list):).*?-->", "", text, flags=re.S)  # plain comments: for the reader only
+    marks = list(_BLOCK.finditer(text))
+    blocks = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        body = " ".join(line.strip() for line in text[m.end():end].splitlines() if line.strip())
+        blocks[m.group(2)] = (m.group(1), m.group(3) if m.group(3) is not None else ", ", body)
+    return blocks
+
+
+def _fill(body, values, blocks):
+    """One block's text: optional ``[[...]]`` segments kept only when all their fields have a value (not None),
+    list fields rendered through their ``list`` block, then ``str.format``."""
+    def fields(text):
+        return [f.split(".")[0].split("[")[0] for _, f, _, _ in _FORMATTER.parse(text) if f]
+
+    body = _OPTIONAL.sub(lambda m: m.group(1) if all(values.get(f) is not None for f in fields(m.group(1))) else "",
+                         body)
+    vals = dict(values)
+    for f in fields(body):
+        if f not in vals or vals[f] is None:
+            raise KeyError(f"notes template field {f!r} has no value")
+        if f in blocks and blocks[f][0] == "list":
+            _, sep, item = blocks[f]
+            vals[f] = sep.join(_fill(item, v, blocks) for v in vals[f])
+    return body.format_map(vals)
+
+
+def fill_notes(template, values):
+    """Prose about results, written in Markdown, with its numbers filled in from the results.
+
+    ``template`` (text) holds ``<!-- note: NAME -->`` blocks (one paragraph each, in order) and
+    ``<!-- list: NAME sep=", " -->`` blocks (the text of one item of a list field ``{NAME}``); fields are
+    ``str.format`` fields (``{rmse:.2f}``) and ``[[...]]`` marks a segment that is left out when one of its
+    fields is None. ``values[NAME]`` is a dict of fields (or a list of them: the note repeats) for each note;
+    a note without values is left out. The notes are joined by single spaces into one paragraph.
+    """
+    blocks = _parse_notes(template)
+    out = []
+    for name, (kind, _, body) in blocks.items():
+        if kind != "note" or not values.get(name):
+            continue
+        items = values[name] if isinstance(values[name], list) else [values[name]]
+        out += [_fill(body, v, blocks) for v in items]
+    return " ".join(out)
 
 
 def write_page(text, path):

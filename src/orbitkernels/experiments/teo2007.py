@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import os
 import time
+from importlib import resources
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..utils.progress import progress
-from ._common import headline_table
+from ._common import headline_table, mean_std as _mean_std, pyplot as _matplotlib, seed_from as _rs
+from ._common import stratified as _stratified
 from ._runner import ExperimentRun, headline
-from .report import render_paper_page, write_page
+from .report import fill_notes, render_paper_page, write_page
 
-__all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_mnist", "run_spam",
+__all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_mnist", "run_spam", "mnist_config",
            "AffineWarp", "mnist_transformations", "ovo_predict", "mcnemar"]
 
 PAPER = "teo2007"
@@ -70,25 +72,6 @@ SPAM_QUICK = dict(
     min_df=2, epochs=10, batch_size=32, lams=[1e-4], fdrop_K=[5], fscale_K=[5], fscale_lu=[[0.5, 2.0]],
     attack_K=[0, 5], attack_scale_lu=[0.5, 2.0], headline_K=5, n_messages=800,
 )
-
-
-def _matplotlib():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _rs(*parts):
-    """An int seed for scikit-learn-style ``random_state`` from several integers."""
-    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0])
-
-
-def _mean_std(values):
-    v = np.asarray(values, dtype=float)
-    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,11 +164,6 @@ def ovo_predict(svc, X, chunk=2000):
     return np.concatenate(out)
 
 
-def _stratified(y, per_class, rng, pool):
-    return np.sort(np.concatenate([rng.choice(pool[y[pool] == c], per_class, replace=False)
-                                   for c in np.unique(y[pool])]))
-
-
 def _mnist_fit_eval(method, X, y, Xte, yte, gamma, C, cfg, trans):
     """Train one method and return test error, support-vector count and timings."""
     from sklearn.svm import SVC
@@ -220,10 +198,9 @@ def _mnist_fit_eval(method, X, y, Xte, yte, gamma, C, cfg, trans):
 METHODS = ("STD-SVM", "VIR-SVM", "Invar-SVM")
 
 
-def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
-    """Figure 1: test error and support vectors of STD-, VIR- and Invar-SVM on MNIST."""
-    from ..datasets import load_mnist
-
+def mnist_config(quick=False, seed=0):
+    """The configuration of the MNIST experiment, as the recorded run stored it (its cells are reused only under
+    the same configuration)."""
     cfg = dict(MNIST_QUICK if quick else MNIST_FULL)
     cfg.update(seed=seed, preprocessing="pixels / 255 (no normalisation of the rows)",
                transformations=[repr(t) for t in mnist_transformations()],
@@ -231,6 +208,18 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
                          "select_per_class digits per class (one draw); ties go to the smaller C, then gamma",
                svm="sklearn SVC (libsvm, one-vs-one) for STD/VIR; InvariantSVC (multi-class, Gamma = 1, 0/1 "
                    "cost, column generation) for Invar")
+    return cfg
+
+
+def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
+    """Figure 1: test error and support vectors of STD-, VIR- and Invar-SVM on MNIST.
+
+    Grid: the (method, gamma, C) selection cells on the validation split, then (size, draw, method) cells on
+    the test set; :func:`_mnist_summary` and :func:`_mnist_figure`.
+    """
+    from ..datasets import load_mnist
+
+    cfg = mnist_config(quick, seed)
     run = ExperimentRun(PAPER, "mnist", cfg, out_dir=out_dir, quick=quick, resume=resume)
     b = load_mnist(download=download)
     Xall = b.x_train.reshape(len(b.x_train), -1).astype(np.float64) / 255.0
@@ -268,6 +257,15 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
 
         run.cell(run.key("fig1", m, f"n{n}", f"draw{r}"), compute)
 
+    curves, heads, order, notes = _mnist_summary(run, cfg, chosen)
+    return run.finish({"curves": curves, "selected": chosen, "ordering": order, "n_test": int(len(yte)),
+                       "n_valid": int(len(valid))},
+                      heads, seeds={"seed": seed}, notes=notes,
+                      figure=lambda path: _mnist_figure(curves, cfg, len(yte), path))
+
+
+def _mnist_summary(run, cfg, chosen):
+    """Curves (mean ± std over draws), headline cells, the paper's orderings size by size, and the notes."""
     curves = {}
     for m in METHODS:
         rows = []
@@ -293,34 +291,33 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
                  note="paper: 'roughly half'"),
     ]
     order = _mnist_ordering(curves, cfg["per_class"])
-    notes = _mnist_notes(order, ratio, chosen, cfg)
+    notes = experiment_notes("mnist", {"ordering": order, "selected": chosen}, cfg)
 
-    def figure(path):
-        plt = _matplotlib()
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        xs = cfg["per_class"]
-        for m, style in zip(METHODS, ("o-", "s--", "^-")):
-            e = np.array([p["error_mean"] for p in curves[m]]) * 100
-            es = np.array([p["error_std"] for p in curves[m]]) * 100
-            axes[0].errorbar(xs, e, yerr=es, fmt=style, capsize=3, label=m)
-            s = np.array([p["n_sv_mean"] for p in curves[m]])
-            ss = np.array([p["n_sv_std"] for p in curves[m]])
-            axes[1].errorbar(xs, s, yerr=ss, fmt=style, capsize=3, label=m)
-        axes[0].set(xlabel="training samples per digit", ylabel="test error (%)",
-                    title=f"MNIST test error ({len(yte)} digits)")
-        axes[1].set(xlabel="training samples per digit", ylabel="number of support vectors",
-                    title="support vectors")
-        for ax in axes:
-            ax.grid(alpha=0.3)
-            ax.legend()
-        fig.suptitle(f"Teo et al. 2007, Figure 1 (mean ± std over {cfg['n_draws']} draws)")
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+    return curves, heads, order, notes
 
-    return run.finish({"curves": curves, "selected": chosen, "ordering": order, "n_test": int(len(yte)),
-                       "n_valid": int(len(valid))},
-                      heads, seeds={"seed": seed}, notes=notes, figure=figure)
+
+def _mnist_figure(curves, cfg, n_test, path):
+    plt = _matplotlib()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    xs = cfg["per_class"]
+    for m, style in zip(METHODS, ("o-", "s--", "^-")):
+        e = np.array([p["error_mean"] for p in curves[m]]) * 100
+        es = np.array([p["error_std"] for p in curves[m]]) * 100
+        axes[0].errorbar(xs, e, yerr=es, fmt=style, capsize=3, label=m)
+        s = np.array([p["n_sv_mean"] for p in curves[m]])
+        ss = np.array([p["n_sv_std"] for p in curves[m]])
+        axes[1].errorbar(xs, s, yerr=ss, fmt=style, capsize=3, label=m)
+    axes[0].set(xlabel="training samples per digit", ylabel="test error (%)",
+                title=f"MNIST test error ({n_test} digits)")
+    axes[1].set(xlabel="training samples per digit", ylabel="number of support vectors",
+                title="support vectors")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"Teo et al. 2007, Figure 1 (mean ± std over {cfg['n_draws']} draws)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _mnist_ordering(curves, sizes):
@@ -337,25 +334,23 @@ def _mnist_ordering(curves, sizes):
     return out
 
 
-def _mnist_notes(order, ratio, chosen, cfg):
-    beats = all(o["invar_beats_std"] and o["vir_beats_std"] for o in order)
-    fewer = all(o["invar_fewer_sv_than_vir"] for o in order)
-    txt = [f"Sizes: {cfg['notes_sizes']}.",
-           "Selected (gamma, C): " + "; ".join(f"{m} ({c['gamma']}, {c['C']}), validation error "
-                                               f"{c['validation_error']:.4f}" for m, c in chosen.items()) + ".",
-           f"Invar-SVM and VIR-SVM beat STD-SVM at every size: {'yes' if beats else 'no'}.",
-           f"Invar-SVM uses fewer support vectors than VIR-SVM at every size: {'yes' if fewer else 'no'}; "
-           f"the ratio at the largest size is {ratio:.2f} (paper: about 0.5). "
-           "Support vectors are counted as distinct vectors with non-zero dual weight for both: for VIR-SVM "
-           "over the 45 one-vs-one machines of libsvm, for Invar-SVM over the single multi-class machine "
-           "(each training digit contributes the transformed copies Algorithm 1 picked as worst cases)."]
-    if ratio > 0.6:
-        txt.append("The ratio is above the paper's 'roughly half': with at most 50 digits per class and an RBF "
-                   "kernel almost every digit violates the margin under several of its 20 transformations, so "
-                   "Algorithm 1 keeps several copies per digit (see n_constraints / n_active_constraints of the "
-                   "Invar-SVM cells). The paper does not give its C, gamma, epsilon or how it counted support "
-                   "vectors of the one-vs-one VIR-SVM, so the size of the gap is not pinned down by the text.")
-    return " ".join(txt)
+def _yes(flag):
+    return "yes" if flag else "no"
+
+
+def _notes(template, values):
+    return fill_notes(resources.files(__package__).joinpath(template).read_text(encoding="utf-8"), values)
+
+
+def mnist_note_values(data, cfg):
+    """Fields of ``notes/teo2007_mnist.md`` from a results file's ``data`` (ordering, selection) and ``config``."""
+    order = data["ordering"]
+    ratio = order[-1]["sv_ratio_invar_vir"]  # Invar-SVM / VIR-SVM support vectors at the largest size
+    return {"sizes": {"sizes": cfg["notes_sizes"]},
+            "selected": {"choices": [{"method": m, **c} for m, c in data["selected"].items()]},
+            "orderings": {"beats": _yes(all(o["invar_beats_std"] and o["vir_beats_std"] for o in order)),
+                          "fewer": _yes(all(o["invar_fewer_sv_than_vir"] for o in order)), "ratio": ratio},
+            "ratio_above_half": {"ratio": ratio} if ratio > 0.6 else None}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -491,7 +486,7 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
     for loss in ("fdrop", "fscale"):
         heads.append(headline(f"McNemar p-value hinge vs {loss} (K={Kh} deleted)", mc[loss]["drop"][Kh]["p_value"],
                               1e-32, "lower", note="paper: p < 1e-32 on ECML06"))
-    notes = _spam_notes(test, chosen, mc, dict(cfg, n_test=int(te.sum())))
+    notes = experiment_notes("spam", {"test": test, "selected": chosen, "mcnemar": mc, "n_test": int(te.sum())}, cfg)
 
     def figure(path):
         plt = _matplotlib()
@@ -516,30 +511,33 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
                       heads, seeds={"seed": seed}, notes=notes, figure=figure)
 
 
-def _spam_notes(test, chosen, mc, cfg):
+def spam_note_values(data, cfg):
+    """Fields of ``notes/teo2007_spam.md`` from a results file's ``data`` (test, selection, McNemar) and ``config``."""
+    test, mc = data["test"], data["mcnemar"]
     Ks = [str(K) for K in cfg["attack_K"] if K > 0]
-    hold = {loss: all(test[loss]["drop"][K]["accuracy"] >= test["hinge"]["drop"][K]["accuracy"] for K in Ks)
-            for loss in ("fdrop", "fscale")}
-    clean = {loss: test[loss]["drop"]["0"]["accuracy"] for loss in test}
-    txt = ["The ECML06 data is not available; Ling-Spam's test part is from the same distribution as training, "
-           "so the paper's pressure (other users, adapting spammers) is replaced by a test-time attack.",
-           "Selected: " + "; ".join(f"{k} (lam={v['lam']}, K={v['K']}, l={v['l']}, u={v['u']})"
-                                    for k, v in chosen.items()) + ".",
-           "Clean accuracy: " + ", ".join(f"{k} {100 * v:.2f}%" for k, v in clean.items()) + ".",
-           f"Under deletion FDROP holds at least the hinge accuracy at every K > 0: {'yes' if hold['fdrop'] else 'no'}; "
-           f"FSCALE: {'yes' if hold['fscale'] else 'no'}."]
-    hold_s = {loss: all(test[loss]["scale"][K]["accuracy"] >= test["hinge"]["scale"][K]["accuracy"] for K in Ks)
-              for loss in ("fdrop", "fscale")}
-    p_max = max(mc[loss]["drop"][K]["p_value"] for loss in mc for K in Ks)
-    txt += [f"Under scaling: FDROP {'yes' if hold_s['fdrop'] else 'no'}, FSCALE {'yes' if hold_s['fscale'] else 'no'}.",
-            "The paper's numbers (74.75 / 81.73 / 83.71 %) are shown beside the accuracy under the deletion attack "
-            "because that is the pressure standing in for ECML06's shift; they are not the same task.",
-            f"McNemar p-values cannot reach the paper's 1e-32: part 10 has {cfg.get('n_test', 'few')} messages against "
-            f"7,500 ECML06 test e-mails (the exact binomial test on at most that many discordant pairs); the largest "
-            f"p-value over the deletion grid K > 0 is {p_max:.2g}.",
-            "AUC under attack can fall below 50% because the attack moves every message towards the wrong side "
-            "using its true label, which reverses the ranking of a model that relies on a few words."]
-    return " ".join(txt)
+
+    def holds(loss, mode):  # at least the hinge accuracy at every K > 0
+        return _yes(all(test[loss][mode][K]["accuracy"] >= test["hinge"][mode][K]["accuracy"] for K in Ks))
+
+    return {"data": {"n_test": data["n_test"]},
+            "selected": {"choices": [{"loss": k, **{f: str(v[f]) for f in ("lam", "K", "l", "u")}}
+                                     for k, v in data["selected"].items()]},
+            "clean": {"accuracies": [{"loss": k, "accuracy": 100 * t["drop"]["0"]["accuracy"]} for k, t in test.items()]},
+            "attacks": {"drop_fdrop": holds("fdrop", "drop"), "drop_fscale": holds("fscale", "drop"),
+                        "scale_fdrop": holds("fdrop", "scale"), "scale_fscale": holds("fscale", "scale"),
+                        **{f"paper_{loss}": PAPER_SPAM[loss][0] for loss in PAPER_SPAM},
+                        "n_test": data.get("n_test", "few"),
+                        "p_max": max(mc[loss]["drop"][K]["p_value"] for loss in mc for K in Ks)}}
+
+
+#: the notes of each experiment: Markdown next to the code, filled in from the results file
+NOTES = {"mnist": ("notes/teo2007_mnist.md", mnist_note_values), "spam": ("notes/teo2007_spam.md", spam_note_values)}
+
+
+def experiment_notes(name, data, cfg):
+    """The notes of experiment ``name`` filled in from its results (``data``, ``cfg``)."""
+    template, values = NOTES[name]
+    return _notes(template, values(data, cfg))
 
 
 EXPERIMENTS = {"mnist": run_mnist, "spam": run_spam}
@@ -608,7 +606,12 @@ def _headline_table(cells):
 def render_markdown(results_dir=None) -> str:
     """The reproduction page, generated from ``<results_dir>/teo2007/*.json`` (full runs only)."""
     return render_paper_page(PAPER, PAPER_TITLE, {name: PAPER_CLAIMS[name] for name in EXPERIMENTS}, results_dir,
-                             headline=lambda cells: [_headline_table(cells)], tables=_tables)
+                             headline=lambda cells: [_headline_table(cells)], tables=_tables, notes=_page_notes)
+
+
+def _page_notes(res):
+    # filled in again from the file's numbers (the stored text is the same filling, made when the run finished)
+    return [f"**Notes.** {experiment_notes(res['experiment'], res['data'], res['config'])}", ""]
 
 
 def write_markdown(results_dir=None, path="docs/reproductions/teo2007.md") -> str:

@@ -1,0 +1,159 @@
+"""The generated pages are the committed results rendered by the current code, and the gap notes' template
+reproduces the prose (and every number) that the results files recorded."""
+from pathlib import Path
+
+import pytest
+
+from orbitkernels.experiments import mroueh2015, raj2017, teo2007
+from orbitkernels.experiments.report import fill_notes, render_readme_block, render_results
+from orbitkernels.utils.io import read_json
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+
+
+@pytest.mark.parametrize("module", [mroueh2015, raj2017, teo2007], ids=lambda m: m.PAPER)
+def test_committed_page_is_the_rendered_results(module):
+    page = ROOT / "docs" / "reproductions" / f"{module.PAPER}.md"
+    assert module.render_markdown(RESULTS) == page.read_text(encoding="utf-8"), \
+        f"{page.name} is stale or the renderer changed: run `orbitkernels report`"
+
+
+def test_committed_results_page_and_readme_table_are_current():
+    assert render_results(RESULTS) == (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- results:begin -->\n" + render_readme_block(RESULTS) + "<!-- results:end -->" in readme
+
+
+def test_qm7_gap_notes_template_reproduces_the_recorded_prose():
+    """qm7.json was written when the gap analysis was Python f-strings; the Markdown template filled in from the
+    same file must give that text character for character (so no number moved)."""
+    res = read_json(RESULTS / "raj2017" / "qm7.json")
+    recorded = res["notes"].split(raj2017.GAP_MARK)[1]
+    assert raj2017.qm7_gap_notes(res["data"], res["config"]) == recorded
+
+
+def test_qm7_gap_notes_follow_the_numbers():
+    res = read_json(RESULTS / "raj2017" / "qm7.json")
+    row = next(r for r in res["data"]["rows"] if r["method"] == "sort_krr_lap")
+    row["rmse"] = 1.234
+    text = raj2017.qm7_gap_notes(res["data"], res["config"])
+    assert "reaches RMSE 1.23 / MAE" in text
+    res["data"]["trials"] = None  # no probes: their notes are left out, the rows' notes stay
+    text = raj2017.qm7_gap_notes(res["data"], res["config"])
+    assert "Outliers" not in text and "One-fold probes" not in text and "2nd RF layer" in text
+
+
+TEMPLATE = """<!-- a comment for the reader -->
+<!-- note: first -->
+Rows {rows}[[, mean {mean:.1f}]].
+
+<!-- list: rows sep="; " -->
+{name} {v:.2f}
+
+<!-- note: second -->
+Second {x}.
+"""
+
+
+def test_fill_notes_lists_optional_segments_and_repeats():
+    values = {"first": {"rows": [{"name": "a", "v": 1.0}, {"name": "b", "v": 2.5}], "mean": 1.75},
+              "second": [{"x": 1}, {"x": 2}]}
+    assert fill_notes(TEMPLATE, values) == "Rows a 1.00; b 2.50, mean 1.8. Second 1. Second 2."
+    values["first"]["mean"] = None
+    del values["second"]
+    assert fill_notes(TEMPLATE, values) == "Rows a 1.00; b 2.50."
+
+
+def test_fill_notes_missing_field_fails_clearly():
+    with pytest.raises(KeyError, match="'rows'"):
+        fill_notes(TEMPLATE, {"first": {"mean": 1.0}})
+
+
+@pytest.mark.parametrize("name", ["xperm", "mnist"])
+def test_declared_configuration_is_the_recorded_one(name):
+    """A rerun reuses the stored cells only under the same configuration: the declared one must be the one the
+    recorded results were made with."""
+    import json
+
+    res = read_json(RESULTS / "mroueh2015" / f"{name}.json")
+    declared = getattr(mroueh2015, f"{name}_config")(quick=False, seed=res["config"]["seed"])
+    assert json.loads(json.dumps(declared)) == res["config"]
+
+
+@pytest.mark.parametrize("name", ["mnist", "spam"])
+def test_teo_notes_template_reproduces_the_recorded_prose(name):
+    res = read_json(RESULTS / "teo2007" / f"{name}.json")
+    assert teo2007.experiment_notes(name, res["data"], res["config"]) == res["notes"]
+
+
+def test_teo_notes_follow_the_numbers():
+    res = read_json(RESULTS / "teo2007" / "mnist.json")
+    res["data"]["ordering"][-1]["sv_ratio_invar_vir"] = 0.5
+    text = teo2007.experiment_notes("mnist", res["data"], res["config"])
+    assert "the ratio at the largest size is 0.50" in text and "above the paper's 'roughly half'" not in text
+
+
+def test_qm7_declared_grid_and_summary_are_the_recorded_ones():
+    """The declared plan of the recorded configuration names exactly the stored cells (a rerun reuses them all),
+    and the summary made from those cells is the recorded one (headline cells and the run's notes)."""
+    res = read_json(RESULTS / "raj2017" / "qm7.json")
+    cfg = {k: v for k, v in res["config"].items() if k not in ("configuration", "seed", "lambdas")}
+    plan, beyond = raj2017.qm7_plan(res["config"]["configuration"], cfg)
+    assert {f"{m}|{d}|{k}" for m, d, k in plan} == set(res["data"]["cells"])
+    assert beyond == res["data"]["beyond"]
+    rows = raj2017._qm7_rows(res["data"]["cells"], cfg)
+    assert rows == res["data"]["rows"]
+    assert raj2017._qm7_headlines(rows, cfg, beyond) == res["headline"]
+    notes = raj2017._qm7_notes(res["config"]["configuration"], cfg, res["data"]["folds_source"],
+                               res["data"]["skipped_cells"])
+    assert res["notes"].split(raj2017.GAP_MARK)[0] == notes
+
+
+def _resumed_run(tmp_path, paper, name, cfg):
+    """An ExperimentRun over a copy of the committed results file: it takes the stored cells as a rerun would."""
+    import shutil
+
+    from orbitkernels.experiments._runner import ExperimentRun
+
+    (tmp_path / paper).mkdir()
+    shutil.copy(RESULTS / paper / f"{name}.json", tmp_path / paper / f"{name}.json")
+    run = ExperimentRun(paper, name, cfg, out_dir=tmp_path)
+    assert run.n_resumed > 0
+    return run
+
+
+def test_mroueh_mnist_summary_from_the_stored_cells_is_the_recorded_one(tmp_path):
+    from types import SimpleNamespace
+
+    res = read_json(RESULTS / "mroueh2015" / "mnist.json")
+    cfg = mroueh2015.mnist_config(quick=False, seed=res["config"]["seed"])
+    run = _resumed_run(tmp_path, "mroueh2015", "mnist", cfg)
+    d = SimpleNamespace(cfg=cfg, yte=range(cfg["n_test"]))  # the summary reads the configuration and the test size
+    data, heads, notes = mroueh2015._mnist_summary(run, d, res["data"]["projection_spread"], res["data"]["gap"],
+                                                   quick=False)
+    assert heads == res["headline"] and notes == res["notes"]
+    assert data == {k: v for k, v in res["data"].items() if k != "run_seconds_this_session"}
+
+
+def test_teo_mnist_configuration_and_summary_are_the_recorded_ones(tmp_path):
+    res = read_json(RESULTS / "teo2007" / "mnist.json")
+    cfg = teo2007.mnist_config(quick=False, seed=res["config"]["seed"])
+    assert read_json_roundtrip(cfg) == res["config"]
+    from orbitkernels.experiments._runner import ExperimentRun
+
+    # the file keeps its test cells inside the curves (each size's draws): put them back as cells
+    run = ExperimentRun("teo2007", "mnist", cfg, out_dir=tmp_path)
+    for m, rows in res["data"]["curves"].items():
+        for row in rows:
+            for r, cell in enumerate(row["draws"]):
+                run.cells[run.key("fig1", m, f"n{row['per_class']}", f"draw{r}")] = cell
+    curves, heads, order, notes = teo2007._mnist_summary(run, cfg, res["data"]["selected"])
+    assert heads == res["headline"] and notes == res["notes"]
+    assert read_json_roundtrip({"curves": curves, "ordering": order}) == {k: res["data"][k] for k in ("curves", "ordering")}
+
+
+def read_json_roundtrip(obj):
+    import json
+
+    return json.loads(json.dumps(obj))
