@@ -151,7 +151,7 @@ def _cmd_report(args):
     from pathlib import Path
 
     from .bench import render_markdown as bench_markdown
-    from .experiments import PAPERS
+    from .experiments import PAPERS, page_of
     from .experiments.report import render_readme_block, render_results, update_marked_block, write_page
 
     results, docs = Path(args.results), Path(args.docs)
@@ -165,6 +165,10 @@ def _cmd_report(args):
             path = docs / "reproductions" / f"{paper}.md"
             write_page(mod.render_markdown(results), path)
             written.append(path)
+        elif hasattr(mod, "update_page"):  # a hand-written page with a generated block
+            path = docs / Path(page_of(paper)).relative_to("docs")
+            if path.exists() and mod.update_page(results, path):
+                written.append(path)
     pages = {docs / "results.md": render_results(results), docs / "performance.md": bench_markdown(results / "bench")}
     for path, text in pages.items():
         write_page(text, path)

@@ -19,6 +19,15 @@ PAPERS = {
 }
 
 
+#: Results pages that are not ``docs/reproductions/<paper>.md`` (a hand-written page with a generated table).
+PAGES = {"molecules3d": "docs/molecules3d.md"}
+
+
+def page_of(paper: str) -> str:
+    """The documentation page (relative to the repository root) that shows the results of ``paper``."""
+    return PAGES.get(paper, f"docs/reproductions/{paper}.md")
+
+
 def get_experiments(paper: str) -> dict:
     """Return the ``EXPERIMENTS`` mapping of ``paper`` (one of :data:`PAPERS`)."""
     if paper not in PAPERS:

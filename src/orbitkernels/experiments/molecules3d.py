@@ -38,7 +38,7 @@ from ..models.ridge import RidgePath
 from ..utils.errors import ConfigurationError
 from ._raj_eval import median_sq_dist, regression_scores
 from ._runner import ExperimentRun, default_results_dir, headline
-from .report import write_page
+from .report import update_marked_block, write_page
 
 PAPER = "molecules3d"
 
@@ -403,13 +403,16 @@ def _curve_lines(path):
 EXPERIMENTS = {"qm7": run_qm7}
 
 
+def update_page(results_dir=None, page="docs/molecules3d.md"):
+    """Fill the generated block (``<!-- table:begin/end -->``) of the hand-written page; ``orbitkernels report``
+    calls it. Returns whether the page changed."""
+    return update_marked_block(page, "table", render_page(results_dir))
+
+
 def main(argv=None):  # pragma: no cover - writes the page
     argv = sys.argv[1:] if argv is None else argv
     out = Path(argv[0]) if argv else Path("docs/molecules3d.md")
-    text = out.read_text()
-    start, end = "<!-- table:begin -->", "<!-- table:end -->"
-    a, b = text.index(start) + len(start), text.index(end)
-    write_page(text[:a] + "\n" + render_page() + text[b:], out)
+    update_page(page=out)
     print(f"wrote {out}")
     return 0
 

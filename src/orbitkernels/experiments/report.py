@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..utils.io import atomic_write_bytes, read_json
+from . import page_of
 from ._runner import default_results_dir
 
 __all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder", "write_page",
@@ -106,7 +107,7 @@ def render_readme_block(results_dir="results"):
             for cell in res["headline"]:
                 if cell.get("paper") is None:
                     continue
-                lines.append(f"| {paper} | [{name}](docs/reproductions/{paper}.md) | {_md(cell.get('name'))} | "
+                lines.append(f"| {paper} | [{name}]({page_of(paper)}) | {_md(cell.get('name'))} | "
                              f"{_fmt(cell.get('ours'))} | {_fmt(cell.get('paper'))} | {_verdict(cell)} |")
                 n += 1
     if not n:
