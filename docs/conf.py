@@ -44,13 +44,12 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_templates", "generated/*.examples", "auto_examples/*.ipynb", "auto_examples/*.py",
+exclude_patterns = ["_build", "_templates", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.zip", "auto_examples/*.md5", "auto_examples/*.json"]
 
 # --- API reference: one page per public name, written by autosummary from docs/api.rst -------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"inherited-members": False}
 # numpydoc renders the Parameters / Returns sections; the member tables of a class would duplicate
 # every method of scikit-learn's mixins (get_params, set_output, ...) on each page.
 numpydoc_show_class_members = False
@@ -91,10 +90,13 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"orbitkernels {release}"
 html_theme_options = {
     "navigation_with_keys": False,
+    "header_links_before_dropdown": 5,
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 
 
 def _skip_metadata_requests(app, what, name, obj, skip, options):
