@@ -44,14 +44,13 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_templates", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/*.zip", "auto_examples/*.md5", "auto_examples/*.json"]
+exclude_patterns = ["_build", "_templates"]
 
 # --- API reference: one page per public name, written by autosummary from docs/api.rst -------------
 autosummary_generate = True
-autosummary_imported_members = True
-# numpydoc renders the Parameters / Returns sections; the member tables of a class would duplicate
-# every method of scikit-learn's mixins (get_params, set_output, ...) on each page.
+# numpydoc renders the Parameters / Returns sections. The class template
+# (_templates/autosummary/class.rst) lists the library's own methods; numpydoc's member tables would
+# add every method of scikit-learn's mixins (get_params, set_output, ...) to each page again.
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
@@ -78,7 +77,7 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "within_subsection_order": "FileNameSortKey",
     "min_reported_time": 1,
-    # Each example starts from default matplotlib settings and fresh random draws.
+    # Each example starts from matplotlib's default settings (each seeds its own random draws).
     "reset_modules": ("matplotlib",),
     # "Examples using X" at the foot of each API page.
     "doc_module": ("orbitkernels",),

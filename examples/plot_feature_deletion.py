@@ -52,8 +52,8 @@ for name, model in models.items():
 # The hinge classifier leans on the telltale words: perfect on intact documents, it collapses
 # once they are deleted. FDROP, trained against the deletion of any 5 words, gives up a little
 # on intact documents and puts weight on the weak words too, so it degrades far more slowly.
-# FSCALE guards against rescaling words within [0.5, 2], a milder adversary than deletion, and
-# sits in between.
+# FSCALE guards against rescaling words within [0.5, 2], a milder adversary than deletion: it
+# keeps its weight on the telltale words (right) and gains little against deletion.
 
 fig, (ax_acc, ax_w) = plt.subplots(1, 2, figsize=(9.5, 3.6), layout="constrained")
 for name, curve in curves.items():
@@ -66,5 +66,5 @@ for name, model in models.items():
     ax_w.plot(np.arange(1, len(weights) + 1), weights / weights.sum(), label=name)
 ax_w.set_xlabel("feature rank")
 ax_w.set_ylabel("share of the total |weight|")
-ax_w.set_title("invariant losses spread the weight", fontsize=9)
+ax_w.set_title("where the weight sits: FDROP spreads it", fontsize=9)
 plt.show()

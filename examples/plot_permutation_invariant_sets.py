@@ -11,8 +11,8 @@ the symmetric group S_5).
 
 A finite group is averaged over exactly: the orbit features below use all 120 permutations, so
 they are exactly invariant, and the classifier only has to learn a function of the letter
-counts. With a few dozen training sequences it already beats plain random Fourier features
-trained on ten times as many.
+counts. With 20 training sequences it already beats plain random Fourier features trained on
+640.
 """
 
 import matplotlib.pyplot as plt
@@ -67,13 +67,15 @@ for name, curve in curves.items():
     print(f"{name:22s}", " ".join(f"{a:.3f}" for a in curve))
 
 # %%
-# The invariant maps reach the task's ceiling from a handful of examples per class.
+# The invariant maps come close to perfect from about a hundred training sequences, where plain
+# features, which must see every arrangement of the letters, are still near 0.6.
 
 fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
 for name, curve in curves.items():
     ax.plot(sizes, curve, marker="o", label=name)
 ax.set_xscale("log")
 ax.set_xticks(sizes, [str(s) for s in sizes])
+ax.minorticks_off()
 ax.set_xlabel("training sequences")
 ax.set_ylabel("balanced accuracy on 3,000 test sequences")
 ax.set_title("Xperm: the label is invariant to permuting positions")
