@@ -303,3 +303,37 @@ def test_sampled_infinite_group():
     assert len(model._tlists[0]) == 4  # identity and 3 sampled rotations
     again = InvariantSVC(transformations=ImageRotation((4, 4)), n_transformations=3, random_state=0).fit(X, y)
     np.testing.assert_array_equal(model.decision_function(X), again.decision_function(X))
+
+
+def test_refit_with_another_solver_leaves_nothing_behind():
+    """A fit's attributes come from that fit only: switching solver removes the other model's
+    attributes, and class_scores follows the model just fitted (no stale ``coef_``)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 4))
+    y = (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int)
+    model = InvariantSVC(kernel="linear", solver="pegasos", max_iter=5, random_state=0).fit(X, y)
+    W = model.coef_.copy()
+    assert not hasattr(model, "support_vectors_") and not hasattr(model, "dual_objective_")
+    with pytest.raises(AttributeError, match="column_generation"):
+        model.dual_coef_
+    model.set_params(kernel="rbf", solver="column_generation").fit(X, y)
+    assert not hasattr(model, "coef_")  # an RBF expansion has no primal weights
+    np.testing.assert_allclose(model.class_scores(X),
+                               rbf_kernel(X, model.support_vectors_, gamma=model._gamma) @ model.dual_coef_)
+    model.set_params(kernel="linear").fit(X, y)
+    # a linear kernel's expansion has primal weights, as SVC's coef_
+    np.testing.assert_allclose(model.coef_, model.dual_coef_.T @ model.support_vectors_)
+    np.testing.assert_allclose(model.class_scores(X), X @ model.coef_.T, atol=1e-10)
+    assert not np.allclose(model.coef_, W)
+    with pytest.raises(AttributeError, match="after fit"):
+        InvariantSVC().n_iter_
+
+
+def test_rbf_cache_clips_at_one():
+    """Cached RBF columns never exceed 1, even when rounding makes 2<x, x'> > |x|² + |x'|²."""
+    from orbitkernels.utils.kernels import rbf_from_dots
+
+    x = (np.full((3, 50), 0.1) + 1e-7 * np.arange(3)[:, None]).astype(np.float32)
+    sq = np.einsum("ij,ij->i", x, x)
+    K = rbf_from_dots(x @ x.T, sq[:, None], sq[None, :], 5.0, clip=True)
+    assert K.max() <= 1.0 and K.dtype == np.float32

@@ -15,6 +15,7 @@ PAPERS = {
     "mroueh2015": "orbitkernels.experiments.mroueh2015",
     "raj2017": "orbitkernels.experiments.raj2017",
     "teo2007": "orbitkernels.experiments.teo2007",
+    "molecules3d": "orbitkernels.experiments.molecules3d",
 }
 
 

@@ -11,8 +11,9 @@ from ..groups.base import TrivialGroup  # kept importable here (it lived in the 
 from ._base import average_over_copies
 from ._engine import ProjectionPlan
 from .fourier import OrbitFourierFeatures
+from .molecular import MolecularOrbitFeatures
 from .gicdf import GroupCDFFeatures, sample_cdf_templates
 from .nystroem import OrbitNystroem
 
-__all__ = ["GroupCDFFeatures", "OrbitFourierFeatures", "OrbitNystroem", "ProjectionPlan", "TrivialGroup",
+__all__ = ["GroupCDFFeatures", "OrbitFourierFeatures", "OrbitNystroem", "MolecularOrbitFeatures", "ProjectionPlan", "TrivialGroup",
            "sample_cdf_templates", "average_over_copies"]

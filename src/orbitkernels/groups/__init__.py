@@ -10,6 +10,7 @@ from .distributions import Discrete, Distribution, LogNormal, LogUniform, Normal
 from .image import AffineImageGroup, ImageRotation, ImageScaling, ImageTranslation, warp_images
 from .permutation import BlockPermutation, CoulombPermutation
 from .polar import PolarRotation
+from .rotation3d import FiniteRotation3D, Rotation3D, decode_molecules, encode_molecules
 
 __all__ = [
     "Group", "ProductGroup", "TrivialGroup", "can_move_to_templates", "resolve_group", "resolve_elements",
@@ -17,5 +18,6 @@ __all__ = [
     "BlockPermutation", "CoulombPermutation", "CyclicShift",
     "ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "PolarRotation", "warp_images",
     "PitchShift", "TimeWarp",
+    "Rotation3D", "FiniteRotation3D", "encode_molecules", "decode_molecules",
     "Distribution", "Uniform", "LogUniform", "VonMises", "Normal", "LogNormal", "Discrete",
 ]

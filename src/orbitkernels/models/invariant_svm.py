@@ -51,12 +51,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..groups.base import Group
+from ..utils.kernels import PairwiseKernel, rbf_from_dots
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
@@ -511,7 +512,8 @@ class _OracleCandidates:
         G, nc, n_added = est._G, len(est.classes_), 0
         for i in range(X.shape[0]):
             Vdata = self.Vdata
-            out = est.oracle(_CurrentModel(est, Vdata, dual.coef), X[i].copy(), est.classes_[yi[i]])
+            out = est.oracle(_CurrentModel(est, _KernelExpansion(Vdata, dual.coef.copy())), X[i].copy(),
+                             est.classes_[yi[i]])
             if not isinstance(out, tuple) or len(out) not in (2, 3):
                 raise ValueError("oracle must return (x_transformed, y_prime) or (x, y_prime, s)")
             xt = np.asarray(out[0], dtype=np.float64).reshape(-1)
@@ -549,26 +551,82 @@ class _OracleCandidates:
         return self.Vdata
 
 
+class _LinearExpansion:
+    """Algorithm 2's model: ``f(x, y) = <coef[y], x>``."""
+
+    def __init__(self, coef):
+        self.coef = coef
+
+    def scores(self, estimator, X):
+        return X @ self.coef.T
+
+
+class _KernelExpansion:
+    """Algorithm 1's model: ``f(x, y) = sum_v k(v, x) dual_coef[v, y]`` (Eq. 8)."""
+
+    def __init__(self, support_vectors, dual_coef):
+        self.support_vectors, self.dual_coef = support_vectors, dual_coef
+
+    def scores(self, estimator, X):
+        return estimator._kernel_scores(X, self.support_vectors, self.dual_coef)
+
+
+class _FitResult:
+    """Everything one call of ``fit`` produced beyond ``classes_``: the model (an
+    expansion) and the solver's diagnostics. ``fit`` replaces it whole, so a refit with
+    another solver leaves nothing of the previous one behind; ``None`` marks what the
+    solver does not produce (the estimator's properties then raise AttributeError)."""
+
+    def __init__(self, expansion, n_iter, converged, n_constraints=None, n_active_constraints=None,
+                 dual_objective=None, primal_objective=None):
+        self.expansion, self.n_iter, self.converged = expansion, n_iter, converged
+        self.n_constraints, self.n_active_constraints = n_constraints, n_active_constraints
+        self.dual_objective, self.primal_objective = dual_objective, primal_objective
+
+
 class _CurrentModel:
     """What an oracle sees of the model being fitted: ``class_scores`` (``f`` of Eq. 8
-    for the current dual weights, or the current Pegasos ``coef_``), ``classes_`` and,
+    for the current dual weights, or the current Pegasos weights), ``classes_`` and,
     read through, the estimator's parameters. Keeps in-fit state off the estimator."""
 
-    def __init__(self, estimator, support_vectors=None, dual_coef=None, coef=None):
-        self._estimator = estimator
-        if coef is not None:
-            self.coef_ = coef
-        else:
-            self.support_vectors_, self.dual_coef_ = support_vectors, dual_coef.copy()
+    def __init__(self, estimator, expansion):
+        self._estimator, self._expansion = estimator, expansion
 
     def class_scores(self, X):
-        X = np.asarray(X, dtype=np.float64)
-        if hasattr(self, "coef_"):
-            return X @ self.coef_.T
-        return self._estimator._kernel_scores(X, self.support_vectors_, self.dual_coef_)
+        return self._expansion.scores(self._estimator, np.asarray(X, dtype=np.float64))
 
     def __getattr__(self, name):
         return getattr(self._estimator, name)
+
+
+_CG = "column_generation"
+
+
+def _fitted_property(name, doc, solver=None):
+    """A fitted attribute read from the last fit's :class:`_FitResult` (AttributeError,
+    as before ``fit``, when that fit did not produce it)."""
+
+    def get(self):
+        fit = self.__dict__.get("_fit_result")
+        value = None if fit is None else name(fit) if callable(name) else getattr(fit, name)
+        if value is None:
+            what = f"only with solver={solver!r}" if fit is not None and solver else "after fit"
+            raise AttributeError(f"{type(self).__name__} has this attribute {what}")
+        return value
+
+    return property(get, doc=doc)
+
+
+def _expansion_part(kind, attr):
+    return lambda fit: getattr(fit.expansion, attr) if isinstance(fit.expansion, kind) else None
+
+
+def _primal_coef(fit):
+    """``coef_`` of either model: Pegasos' weights, or for a linear kernel ``sum_v dual_coef[v] v``."""
+    e = fit.expansion
+    if isinstance(e, _LinearExpansion):
+        return e.coef
+    return e.dual_coef.T @ e.support_vectors if getattr(e, "linear", False) else None
 
 
 class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
@@ -636,7 +694,12 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     n_support_ : int
         Number of distinct transformed vectors with non-zero dual weight.
     coef_ : array (n_classes, n_features)
-        Pegasos only: ``f(x, y) = <coef_[y], x>``.
+        ``f(x, y) = <coef_[y], x>``: Pegasos' weights, or with ``kernel="linear"``
+        ``dual_coef_.T @ support_vectors_`` (as scikit-learn's ``SVC``).
+
+    Every fitted attribute but ``classes_`` and ``gamma_`` comes from the last ``fit``
+    alone: one that its solver does not produce raises AttributeError, so a refit with
+    another solver never leaves the previous model's attributes behind.
     n_iter_, converged_ : passes made and whether no constraint was left to add.
     n_constraints_ : size of the final union of working sets.
     dual_objective_, primal_objective_ : objectives of the dual (6) and primal
@@ -718,8 +781,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
             if K.shape != (A.shape[0], B.shape[0]):
                 raise ValueError(f"kernel callable returned shape {K.shape}, expected {(A.shape[0], B.shape[0])}")
             return K
-        K = pairwise_kernels(A, B, metric=kernel, filter_params=True,
-                             gamma=self._gamma, degree=self._degree, coef0=self._coef0)
+        K = PairwiseKernel(kernel, dict(gamma=self._gamma, degree=self._degree, coef0=self._coef0))(A, B)
         if not np.isfinite(K).all():
             # never decide on NaN scores: argmax over NaN still returns a label
             raise ValueError(
@@ -797,9 +859,6 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"InvariantSVC needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
             )
-        for name in ("coef_", "support_vectors_", "dual_coef_"):
-            if hasattr(self, name):
-                delattr(self, name)
         # the kernel's arguments are fixed at fit: set_params afterwards changes no prediction
         self._gamma = self.gamma_ = self._gamma_value(X)
         self._degree, self._coef0, self._kernel_fitted = int(self.degree), float(self.coef0), self.kernel
@@ -863,24 +922,17 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         """Kernel columns k(Xk, Xk[cols]); rbf reuses the cached squared norms."""
         if sq is None:
             return self._kernel(Xk, Xk[cols]).astype(Xk.dtype)
-        out = Xk @ Xk[cols].T
-        out *= -2.0
-        out += sq[:, None]
-        out += sq[None, cols]
-        np.maximum(out, 0.0, out=out)
-        out *= -self._gamma
-        np.exp(out, out=out)
-        return out
+        # clipped: rounding must not give k(x, x') > 1, which would break the QP's PSD-ness
+        return rbf_from_dots(Xk @ Xk[cols].T, sq[:, None], sq[None, cols], self._gamma, clip=True)
 
     def _set_fitted(self, dual, loss_sum, C, Vdata, n_pass, converged):
-        """The fitted attributes of Algorithm 1, all set here once the loop is done."""
-        self.dual_objective_, self.primal_objective_ = dual.objectives(loss_sum, C)
-        self.support_vectors_, self.dual_coef_ = dual.support(Vdata)
-        self.n_support_ = int(len(self.support_vectors_))
-        self.n_constraints_ = int(dual.nv)
-        self.n_active_constraints_ = int((dual.var("alpha") > 0).sum())
-        self.n_iter_ = n_pass
-        self.converged_ = converged
+        """The fitted model of Algorithm 1, set once the loop is done."""
+        dual_obj, primal_obj = dual.objectives(loss_sum, C)
+        expansion = _KernelExpansion(*dual.support(Vdata))
+        expansion.linear = isinstance(self._kernel_fitted, str) and self._kernel_fitted == "linear"
+        self._fit_result = _FitResult(expansion, n_pass, converged, n_constraints=int(dual.nv),
+                                      n_active_constraints=int((dual.var("alpha") > 0).sum()),
+                                      dual_objective=dual_obj, primal_objective=primal_obj)
 
     # -- Algorithm 2 -----------------------------------------------------------
     def _fit_pegasos(self, X, yi):
@@ -914,7 +966,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
                     a, c2 = np.unravel_index(np.argmax(H), H.shape)
                     xs = rows[a]
                 else:
-                    out = self.oracle(_CurrentModel(self, coef=W), X[i].copy(), self.classes_[y])
+                    out = self.oracle(_CurrentModel(self, _LinearExpansion(W)), X[i].copy(), self.classes_[y])
                     xs = np.asarray(out[0], dtype=np.float64).reshape(-1)
                     c2 = int(np.flatnonzero(self.classes_ == out[1])[0])
                 W *= 1.0 - 1.0 / t
@@ -925,17 +977,29 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
                 n2 = float(np.sum(W * W))
                 if n2 > radius2:
                     W *= np.sqrt(radius2 / n2)
-        self.coef_ = W
-        self.n_iter_ = int(self.max_iter)
-        self.converged_ = True
+        self._fit_result = _FitResult(_LinearExpansion(W), int(self.max_iter), True)
 
     # ---------------------------------------------------------------- predict
     def class_scores(self, X):
         """``f(x, y)`` for every class: array (n_samples, n_classes) (Eq. 8)."""
-        X = np.asarray(X, dtype=np.float64)
-        if hasattr(self, "coef_"):
-            return X @ self.coef_.T
-        return self._kernel_scores(X, self.support_vectors_, self.dual_coef_)
+        check_is_fitted(self, "classes_")
+        return self._fit_result.expansion.scores(self, np.asarray(X, dtype=np.float64))
+
+    support_vectors_ = _fitted_property(_expansion_part(_KernelExpansion, "support_vectors"),
+                                        "Distinct transformed vectors with non-zero dual weight (Eq. 8).", _CG)
+    dual_coef_ = _fitted_property(_expansion_part(_KernelExpansion, "dual_coef"),
+                                  "``f(x, y) = sum_v k(v, x) dual_coef_[v, y]`` (Eq. 8).", _CG)
+    n_support_ = _fitted_property(
+        lambda fit: len(fit.expansion.support_vectors) if isinstance(fit.expansion, _KernelExpansion) else None,
+        "Number of distinct transformed vectors with non-zero dual weight.", _CG)
+    coef_ = _fitted_property(_primal_coef, "Primal weights ``f(x, y) = <coef_[y], x>`` (Pegasos, or a linear kernel).",
+                             "pegasos (or kernel='linear')")
+    n_iter_ = _fitted_property("n_iter", "Passes (column generation) or epochs (Pegasos) made.")
+    converged_ = _fitted_property("converged", "Whether the last pass added no constraint.")
+    n_constraints_ = _fitted_property("n_constraints", "Size of the final union of working sets.", _CG)
+    n_active_constraints_ = _fitted_property("n_active_constraints", "Constraints with alpha > 0.", _CG)
+    dual_objective_ = _fitted_property("dual_objective", "Dual objective (6).", _CG)
+    primal_objective_ = _fitted_property("primal_objective", "Primal objective (5).", _CG)
 
     def _kernel_scores(self, X, sv, coef):
         """``f(x, .) = sum_v k(v, x) coef[v]`` (Eq. 8), in row blocks."""

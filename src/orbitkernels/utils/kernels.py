@@ -27,12 +27,18 @@ class PairwiseKernel:
         return pairwise_kernels(A, B, metric=self.metric, filter_params=True, **self.params)
 
 
-def rbf_from_dots(dots, x_sq, t_sq, gamma, exp=np.exp):
+def rbf_from_dots(dots, x_sq, t_sq, gamma, exp=np.exp, clip=False):
     """Gaussian kernel values from inner products: ``exp(γ (2<x, t> - |x|² - |t|²))``.
 
     ``x_sq`` and ``t_sq`` must broadcast against ``dots``; ``exp`` is the exponential of
     the array library holding them (a back-end's ``exp`` for torch tensors). For a unitary
     action the norms are those of the untransformed rows, so the FFT paths get k(g x, t) from
-    their correlations alone (Raj et al. 2017, §2.2.2).
+    their correlations alone (Raj et al. 2017, §2.2.2). ``clip=True`` (NumPy arrays) caps the
+    exponent at 0: rounding can make ``2<x, t> - |x|² - |t|²`` slightly positive for ``x ≈ t``,
+    and a solver that needs a positive semi-definite Gram matrix must not see ``k > 1``.
     """
-    return exp((dots * 2.0 - x_sq - t_sq) * gamma)
+    arg = dots * 2.0 - x_sq - t_sq
+    if clip:
+        np.minimum(arg, 0.0, out=arg)
+    arg *= gamma
+    return exp(arg)

@@ -1,0 +1,353 @@
+"""Orbit random Fourier features of molecules in 3-D (Raj et al. 2017, Eq. 7, on densities in L²(R³)).
+
+A molecule (rows of :func:`~orbitkernels.groups.rotation3d.encode_molecules`) is the density
+
+    ρ(x) = Σ_a Σ_s χ_s(a) N(x; r_a - c, σ² I)        (channel s: the atoms of species s, or one
+                                                    channel weighted by the charge, χ(a) = Z_a)
+
+Its Fourier transform is ρ̂_s(k) = e^{-σ²|k|²/2} S_s(k), with the structure factor
+S_s(k) = Σ_a χ_s(a) e^{-i k·(r_a - c)}. A plane-wave template ω(x) = e^{i k·x} gives
+<ω, g·ρ> in closed form: rotating ρ by R rotates its transform, S_{Rρ}(k) = S_ρ(Rᵀ k), so the
+group moves to the wavevectors (the action is unitary on L²(R³): Raj et al. 2017, §2.2.1) and no
+grid is needed. Sum over atoms: invariant to permutations of the atoms; centring at c (the centre
+of charge, or the atom itself for atom-centred environments): invariant to translations.
+
+Finite-dimensional embedding. With M wavevectors k_m ~ N(0, I / (2σ²)) (the law proportional to
+|ρ̂|²'s Gaussian factor, an importance sampler of Plancherel's integral),
+
+    z_s,m(ρ) = (2π)^{-3/2} (π/σ²)^{3/4} S_s(k_m) / √M       (real and imaginary parts)
+
+satisfies E ||z(ρ) - z(ρ')||² = ||ρ - ρ'||²_{L²} (Plancherel), i.e. z is a random embedding of
+the densities. The orbit features are LGIKA's random Fourier features (Raj et al. 2017, Eq. 7)
+of the base kernel k(ρ, ρ') = exp(-γ ||z(ρ) - z(ρ')||²) ("rbf": u_j ~ N(0, 2γ I)) or
+exp(-γ ||z(ρ) - z(ρ')||₁) ("laplacian": u_jl ~ Cauchy(0, γ)), pooled over the sampled rotations:
+
+    ψ_j(ρ) = √(2/s) Σ_k w_k cos(<u_j, z(g_k ρ)> + b_j),    b_j ~ U[0, 2π)
+
+so <ψ(ρ), ψ(ρ')> estimates the orbit kernel E_{g,g'} k(g ρ, g' ρ') (Raj Eq. 3-4, 6).
+
+``centres="atoms"`` pools over atom-centred environments instead (a sum kernel over pairs of
+atoms of the same species, as in SOAP-style models): for each atom a the density of its
+neighbours seen from a, ρ_a(x) = Σ_b χ(b) f(|r_b - r_a|) N(x; r_b - r_a, σ²), with the smooth
+window f(r) = exp(-r² / (2 cutoff²)) (1 without a cutoff); its structure factor is
+e^{i k·r_a} Σ_b f_ab χ(b) e^{-i k·r_b}, computed from the same per-atom phases. The features of
+the atoms of each species are summed, one block of s features per species: the energy is then
+modelled as a sum of per-atom contributions, each an orbit-invariant function of the atom's
+environment.
+"""
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..backends import BACKENDS, get_backend
+from ..groups.base import Group, resolve_elements
+from ..groups.rotation3d import Rotation3D, decode_molecules
+from ..utils.persistence import VersionedPickleMixin
+from ..utils.validation import RANDOM_STATE_CONSTRAINT, check_random_state, count_constraint, positive_real_constraint
+from ._engine import DEFAULT_MAX_MEMORY_MB
+
+__all__ = ["MolecularOrbitFeatures", "QM7_SPECIES", "density_inner_products"]
+
+#: the elements of QM7 (H, C, N, O, S)
+QM7_SPECIES = (1, 6, 7, 8, 16)
+
+
+def density_inner_products(X, Y=None, *, sigma, species=QM7_SPECIES, weighting="species"):
+    """Exact L²(R³) inner products <ρ_x, ρ_y> of the densities of molecule rows (n_x, n_y).
+
+    The densities of :class:`MolecularOrbitFeatures` at the positions as given (no centring), summed
+    over channels: <N(·; a, σ²I), N(·; b, σ²I)> = (4πσ²)^{-3/2} exp(-|a - b|² / (4σ²)). This is the
+    reference the features' embedding z converges to (E <z(ρ), z(ρ')> = <ρ, ρ'>, Plancherel), and with
+    the Gaussian base kernel exp(-γ(|ρ|² + |ρ'|² - 2<ρ, ρ'>)) a base kernel for
+    :class:`~orbitkernels.kernels.HaarKernel` on small molecules.
+    """
+    Zx, Rx = decode_molecules(X)
+    Zy, Ry = (Zx, Rx) if Y is None else decode_molecules(Y)
+    species = np.asarray(species, dtype=float)
+
+    def chi(Z):
+        return Z[:, :, None] if weighting == "charge" else (Z[:, :, None] == species).astype(float)
+
+    cx, cy = chi(Zx), chi(Zy)
+    d2 = ((Rx[:, None, :, None, :] - Ry[None, :, None, :, :]) ** 2).sum(-1)  # (n_x, n_y, A_x, A_y)
+    overlap = (4 * np.pi * sigma ** 2) ** -1.5 * np.exp(-d2 / (4 * sigma ** 2))
+    return np.einsum("iac,jbc,ijab->ij", cx, cy, overlap)
+
+
+class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                             BaseEstimator):
+    """Rotation- (and permutation-, translation-) invariant random features of molecules.
+
+    Raj et al. 2017, Eq. 7 (orbit random Fourier features) with the group acting on the
+    molecule's density in 3-D (see the module docstring for the formulas).
+
+    Parameters
+    ----------
+    group : Rotation3D, optional
+        The rotations pooled over (default ``Rotation3D()``, SO(3) with its Haar measure; O(3) with
+        ``Rotation3D(reflections=True)``; a :class:`~orbitkernels.groups.FiniteRotation3D` for exact
+        invariance to a finite subgroup).
+    species : tuple of int
+        The charges that may occur (default QM7's H, C, N, O, S); others raise a ValueError.
+    weighting : {"species", "charge"}
+        One density channel per species, or a single channel with each atom weighted by its charge.
+    sigma : float > 0
+        Width of the atom Gaussians, in the unit of the positions (Å for QM7).
+    n_wavevectors : int
+        M, the plane waves of the embedding z.
+    gamma : float > 0
+        Width of the base kernel on z (in the L² norm of densities: γ ||ρ - ρ'||²).
+    kernel : {"rbf", "laplacian"}
+    n_components : int
+        s, features per block (molecule: s features; atoms: one block of s per species).
+    n_group_samples : int, optional
+        r, rotations (default: all elements of a finite group, 32 otherwise).
+    sampling : {"qmc", "iid"}
+        How the r rotations are drawn (:meth:`Rotation3D.sample`).
+    centres : {"molecule", "atoms"}
+        One density per molecule, centred at its centre of charge; or one per atom (its environment).
+    cutoff : float > 0, optional
+        Width of the Gaussian window of the atom-centred environments (``centres="atoms"``).
+    random_state, max_memory_mb
+        ``max_memory_mb`` bounds the working memory of :meth:`transform` (plus its output).
+    backend : {"numpy", "torch"}, device
+        Where the heavy loops run (``device="cuda"`` with torch).
+
+    Attributes
+    ----------
+    wavevectors_ (M, 3), templates_ (s, 2 C M), random_offset_ (s,), group_, group_elements_,
+    group_weights_, gamma_, n_features_in_, n_features_out_ (via ``get_feature_names_out``).
+
+    Inputs are the 2-D rows of :func:`~orbitkernels.groups.encode_molecules` ([Z, x, y, z] per atom,
+    Z = 0 for padding), so the map composes with scikit-learn's pipelines and model selection;
+    scikit-learn's generic ``check_estimator`` does not apply (it feeds arbitrary real matrices,
+    which are not molecules).
+    """
+
+    _parameter_constraints: dict = {
+        "group": [Rotation3D, None],
+        "species": ["array-like"],
+        "weighting": [StrOptions({"species", "charge"})],
+        "sigma": [positive_real_constraint()],
+        "n_wavevectors": [count_constraint()],
+        "gamma": [positive_real_constraint()],
+        "kernel": [StrOptions({"rbf", "laplacian"})],
+        "n_components": [count_constraint()],
+        "n_group_samples": [count_constraint(), None],
+        "sampling": [StrOptions({"qmc", "iid"})],
+        "centres": [StrOptions({"molecule", "atoms"})],
+        "cutoff": [Interval(Real, 0, None, closed="neither"), None],
+        "random_state": RANDOM_STATE_CONSTRAINT,
+        "max_memory_mb": [positive_real_constraint()],
+        "backend": [StrOptions(set(BACKENDS))],
+        "device": [str, Interval(Integral, 0, None, closed="left"), None],
+    }
+
+    def __init__(self, group=None, *, species=QM7_SPECIES, weighting="species", sigma=0.5, n_wavevectors=64,
+                 gamma=1.0, kernel="rbf", n_components=256, n_group_samples=None, sampling="qmc",
+                 centres="molecule", cutoff=None, random_state=None, max_memory_mb=DEFAULT_MAX_MEMORY_MB,
+                 backend="numpy", device=None):
+        self.group = group
+        self.species = species
+        self.weighting = weighting
+        self.sigma = sigma
+        self.n_wavevectors = n_wavevectors
+        self.gamma = gamma
+        self.kernel = kernel
+        self.n_components = n_components
+        self.n_group_samples = n_group_samples
+        self.sampling = sampling
+        self.centres = centres
+        self.cutoff = cutoff
+        self.random_state = random_state
+        self.max_memory_mb = max_memory_mb
+        self.backend = backend
+        self.device = device
+
+    # ------------------------------------------------------------------ validation
+    def _molecules(self, X, reset):
+        X = validate_data(self, X, reset=reset, dtype=[np.float64, np.float32])
+        Z, R = decode_molecules(X)
+        present = np.unique(Z[Z > 0])
+        unknown = np.setdiff1d(present, self.species_)
+        if unknown.size:
+            raise ValueError(f"X holds charges {unknown.astype(int).tolist()} that are not in species="
+                             f"{list(self.species_)}; pass every species that occurs")
+        return X, Z, R
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Draw the wavevectors, the templates, the offsets and the rotations (all the randomness)."""
+        species = np.asarray(self.species, dtype=float).ravel()
+        if species.size == 0 or (species <= 0).any() or not np.array_equal(species, np.round(species)) \
+                or len(np.unique(species)) != species.size:
+            raise ValueError(f"species must be distinct positive whole charges; got {self.species!r}")
+        self.species_ = species
+        X, _, _ = self._molecules(X, reset=True)
+        if self.cutoff is not None and self.centres != "atoms":
+            raise ValueError("cutoff windows atom-centred environments: it needs centres='atoms'")
+        rng = check_random_state(self.random_state)
+        group = Rotation3D() if self.group is None else self.group
+        if group.n_features is not None and group.n_features != X.shape[1]:
+            raise ValueError(f"{group!r} acts on rows of {group.n_features} columns; X has {X.shape[1]}")
+        self.gamma_ = float(self.gamma)
+        m, s = int(self.n_wavevectors), int(self.n_components)
+        n_channels = len(species) if self.weighting == "species" else 1
+        self.wavevectors_ = rng.normal(scale=1.0 / (np.sqrt(2.0) * self.sigma), size=(m, 3))
+        d = 2 * n_channels * m
+        if self.kernel == "rbf":
+            self.templates_ = rng.normal(size=(s, d))
+        else:
+            self.templates_ = rng.standard_cauchy(size=(s, d))
+        self.random_offset_ = rng.uniform(0, 2 * np.pi, size=s)
+        self.group_, self.group_elements_, self.group_weights_ = resolve_elements(
+            group, self.n_group_samples, rng, sampling=self.sampling, default_infinite=32)
+        self._n_features_out = s * (len(species) if self.centres == "atoms" else 1)
+        return self
+
+    def _scale(self, gamma):
+        """The factor of <u_j, z> that makes u_j a draw of the base kernel's spectral law at ``gamma``."""
+        return np.sqrt(2.0 * gamma) if self.kernel == "rbf" else gamma
+
+    # ------------------------------------------------------------------ transform
+    def transform(self, X):
+        """The orbit features ψ(ρ) of each molecule row: (n_samples, n_features_out), in X's precision."""
+        return self.transform_gammas(X, [self.gamma_])[self.gamma_]
+
+    def transform_gammas(self, X, gammas):
+        """Features at several base-kernel widths from one pass: ``{γ: (n_samples, n_features_out)}``.
+
+        The same wavevectors, templates and rotations as :meth:`transform`: γ only scales the
+        projections <u_j, z(g ρ)> (√(2γ) for "rbf", γ for "laplacian"), so a γ sweep for model
+        selection costs one projection plus one cosine per γ.
+        """
+        check_is_fitted(self, "templates_")
+        gammas = [float(g) for g in np.atleast_1d(np.asarray(gammas, dtype=float))]
+        if not gammas or not all(np.isfinite(g) and g > 0 for g in gammas):
+            raise ValueError(f"gammas must be a non-empty list of positive numbers; got {gammas!r}")
+        X, Z, R = self._molecules(X, reset=False)
+        dt = X.dtype
+        n, a = Z.shape
+        outs = {g: np.empty((n, self._n_features_out), dtype=dt) for g in gammas}
+        rows = self._rows_per_chunk(a, len(gammas), dt.itemsize)
+        be = get_backend(self.backend, self.device)
+        state = self._device_state(be, dt)
+        scales = [self._scale(g) for g in gammas]
+        for start in range(0, n, rows):
+            sl = slice(start, start + rows)
+            parts = self._chunk(be, state, Z[sl], R[sl], scales, dt)
+            for g, F in zip(gammas, parts):
+                outs[g][sl] = F
+        return outs
+
+    def _rows_per_chunk(self, a, n_scales, itemsize):
+        r, m, s = len(self.group_elements_), self.wavevectors_.shape[0], self.templates_.shape[0]
+        c = self.templates_.shape[1] // (2 * m)
+        if self.centres == "molecule":
+            per_row = (2 * a * r * m + 4 * c * r * m + 2 * r * s) * itemsize
+        else:
+            per_row = (2 * a * r * m + 6 * c * a * r * m + a * a * c + 2 * a * r * s) * itemsize
+        per_row += n_scales * self._n_features_out * itemsize
+        rows = int(float(self.max_memory_mb) * 2**20 // per_row)
+        if rows < 1:
+            raise ValueError(f"max_memory_mb={self.max_memory_mb} is smaller than one molecule needs "
+                             f"({per_row / 2**20:.2f} MB for {r} rotations x {m} wavevectors x {s} templates); "
+                             "raise max_memory_mb or use fewer rotations, wavevectors or templates")
+        return rows
+
+    def _device_state(self, be, dt):
+        """Rotated wavevectors (3, r M), templates and weights on the back-end, in the compute precision."""
+        M = self.group_.matrices(self.group_elements_)  # (r, 3, 3)
+        # S_{Rρ}(k) = Σ_a e^{-i k·R r_a} = S_ρ(Rᵀ k): the group acts on the wavevectors (Raj §2.2.1)
+        K = np.einsum("gji,mj->gmi", M, self.wavevectors_).reshape(-1, 3)  # row g M + m is R_gᵀ k_m
+        m = self.wavevectors_.shape[0]
+        norm = (2 * np.pi) ** -1.5 * (np.pi / self.sigma ** 2) ** 0.75 / np.sqrt(m)
+        return {
+            "K": be.asarray(np.ascontiguousarray(K.T), dt),
+            "U": be.asarray(np.ascontiguousarray(self.templates_.T * norm), dt),  # z's scale folded in
+            "b": be.asarray(self.random_offset_[None, :], dt),
+            "w": be.asarray(np.asarray(self.group_weights_, float)[None, :, None], dt),
+            "r": len(self.group_elements_), "m": m,
+        }
+
+    def _channels(self, Z):
+        """χ (n, A, C): each atom's weight in each density channel (0 for padding)."""
+        if self.weighting == "charge":
+            return Z[:, :, None].astype(float)
+        return (Z[:, :, None] == self.species_[None, None, :]).astype(float)
+
+    def _chunk(self, be, st, Z, R, scales, dt):
+        n, a = Z.shape
+        r, m = st["r"], st["m"]
+        real = Z > 0
+        chi = self._channels(Z)
+        c = chi.shape[2]
+        if self.centres == "molecule":
+            # centre of charge: translation invariance, and the origin the rotations turn about
+            centre = (Z[:, :, None] * R).sum(1) / np.maximum(Z.sum(1), 1e-300)[:, None]
+            R = np.where(real[:, :, None], R - centre[:, None, :], 0.0)
+        P = be.matmul(be.asarray(R, dt), st["K"])  # phases k·R r_a, (n, A, r M)
+        cos, sin = be.cos(P), be.sin(P)
+        if self.centres == "molecule":
+            chiT = be.asarray(np.ascontiguousarray(chi.transpose(0, 2, 1)), dt)  # (n, C, A)
+            re, im = be.matmul(chiT, cos), -be.matmul(chiT, sin)  # S = Σ_a χ e^{-iφ}: (n, C, r M)
+            lead = (n,)
+        else:
+            W = np.ones((n, a, a))
+            if self.cutoff is not None:
+                D2 = ((R[:, :, None, :] - R[:, None, :, :]) ** 2).sum(-1)
+                W = np.exp(-D2 / (2.0 * self.cutoff ** 2))
+            # (n, C, A, A): weight of neighbour b of centre a in channel s
+            Wc = W[:, None, :, :] * chi.transpose(0, 2, 1)[:, :, None, :]
+            Wc = be.asarray(np.ascontiguousarray(Wc), dt)
+            tc = be.matmul(Wc, cos[:, None])  # Σ_b W_ab χ_s(b) cos φ_b: (n, C, A, r M)
+            ts = be.matmul(Wc, sin[:, None])
+            ca, sa = cos[:, None], sin[:, None]
+            # e^{iφ_a} Σ_b (...) e^{-iφ_b}: the environment seen from atom a
+            re, im = ca * tc + sa * ts, sa * tc - ca * ts
+            lead = (n, a)
+        nl = len(lead)
+        # (..., C, r, M) -> (..., r, C, M): one embedding z(g ρ) of 2 C M numbers per rotation
+        # the arrays are (n, C, [A,] r M): channels before atoms
+        shape, axes = ((n, c, a, r, m), (0, 2, 3, 1, 4)) if nl == 2 else ((n, c, r, m), (0, 2, 1, 3))
+        re = be.permute(re.reshape(shape), axes).reshape(lead + (r, c * m))
+        im = be.permute(im.reshape(shape), axes).reshape(lead + (r, c * m))
+        z = be.concatenate([re, im], axis=nl + 1)  # (..., r, 2 C M)
+        if nl == 2:
+            keep = be.asarray(real.ravel(), None)
+            z = z.reshape((n * a, r, 2 * c * m))[keep]  # padding atoms are no centres
+        proj = be.matmul(z.reshape((-1, 2 * c * m)), st["U"])  # <u_j, z(g_k ρ)>: (rows r, s)
+        s = proj.shape[1]
+        out = []
+        for scale in scales:
+            # √(2/s) Σ_k w_k cos(scale <u_j, z(g_k ρ)> + b_j) (Raj Eq. 7, the "cos" form with offsets)
+            F = be.cos(proj * float(scale) + st["b"]).reshape((-1, r, s))
+            F = (F * st["w"]).sum(1) * float(np.sqrt(2.0 / s))
+            if nl == 2:
+                F = self._per_species(be, F, Z, real, dt)
+            out.append(be.to_numpy(F).astype(dt, copy=False))
+        return out
+
+    def _per_species(self, be, F, Z, real, dt):
+        """Sum the atoms' features by species of the centre atom: (n, species x s)."""
+        n, a = Z.shape
+        onehot = (Z[real][:, None] == self.species_[None, :]).astype(float)  # (atoms, T)
+        mol = np.repeat(np.arange(n), real.sum(1))
+        # the sum over the atoms of each (molecule, species) as one sparse-free product: rows of a
+        # (n T, atoms) indicator (tiny next to the projection)
+        T = len(self.species_)
+        idx = mol[:, None] * T + np.arange(T)[None, :]
+        A = np.zeros((n * T, len(mol)))
+        A[idx[onehot > 0], np.nonzero(onehot > 0)[0]] = 1.0
+        out = be.matmul(be.asarray(A, dt), F)  # (n T, s)
+        return out.reshape((n, T * F.shape[1]))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
