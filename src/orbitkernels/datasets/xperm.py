@@ -34,12 +34,12 @@ def make_xperm(n_letters=8, length=5, targets=(0, 1)) -> Bunch:
     Returns
     -------
     Bunch with
-        X : (n_letters**length, length*n_letters) float64 one-hot rows, position
-            major: columns ``p*n_letters .. (p+1)*n_letters - 1`` hold the letter at position p
-        y : (n,) int64, +1 if the sequence holds every target letter, else -1
-        sequences : (n, length) int64, in lexicographic order (position 0 most significant)
-        targets : tuple of the target letters
-        description : text
+        - X : (n_letters**length, length*n_letters) float64 one-hot rows, position
+          major: columns ``p*n_letters .. (p+1)*n_letters - 1`` hold the letter at position p
+        - y : (n,) int64, +1 if the sequence holds every target letter, else -1
+        - sequences : (n, length) int64, in lexicographic order (position 0 most significant)
+        - targets : tuple of the target letters
+        - description : text
     """
     n_letters = check_int(n_letters, "n_letters", min_value=2)
     length = check_int(length, "length", min_value=1)

@@ -18,8 +18,8 @@ __all__ = ["GroupCDFFeatures", "sample_cdf_templates"]
 def sample_cdf_templates(n_templates, n_features, rng, *, sampling="gaussian", epsilon=0.5):
     """Random templates of Mroueh et al. 2015, §2.
 
-    "gaussian": t ~ N(0, I/d), rejected unless ||t||^2 < 1 + epsilon (so that
-    |<x, g t>| < 1 + epsilon = s for unit x and a unitary action).
+    "gaussian": t ~ N(0, I/d), rejected unless ``||t||^2 < 1 + epsilon`` (so that
+    ``|<x, g t>| < 1 + epsilon = s`` for unit x and a unitary action).
     "sphere": t uniform on the unit sphere S^{d-1} (Remark 1).
     """
     d = n_features
@@ -46,14 +46,14 @@ def sample_cdf_templates(n_templates, n_features, rng, *, sampling="gaussian", e
 class GroupCDFFeatures(OrbitFeaturesBase):
     """Group-invariant CDF features Φ(x) ∈ R^{m(2n+1)} (Mroueh et al. 2015, §2).
 
-    For templates t_1..t_m and group elements g_1..g_|G|::
+    For templates t_1..t_m and group elements g_1..g_r, r = ``|G|``::
 
         Φ(x)_{j,k} = sqrt(s / (n m)) · Σ_i w_i 1{<g_i t_j, x> <= s k / n},   k = -n..n
 
-    with w_i = 1/|G| (or q's weights on a finite group). By Theorem 1,
+    with w_i = ``1/|G|`` (or q's weights on a finite group). By Theorem 1,
     <Φ(x), Φ(z)> estimates the Haar-integration kernel K_s(x, z) ≈ s - d_G(x, z),
     d_G(x, z) = (2πd)^{-1/2} ∫∫ ||g x - g' z|| dμ(g) dμ(g'), uniformly on N points
-    for m, |G| and n large enough (Theorem 2).
+    for m, ``|G|`` and n large enough (Theorem 2).
 
     Parameters
     ----------
@@ -61,10 +61,10 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         The group and its distribution (None: the trivial group).
     n_templates : int, m
     n_bins : int, n (2n+1 thresholds)
-    n_group_samples : int, optional, |G|
+    n_group_samples : int, optional, ``|G|``
         Default: every element of a finite group, 64 samples of an infinite one.
     sampling : {"qmc", "iid"}
-        How the |G| elements are drawn from the group's law when they are sampled:
+        How the ``|G|`` elements are drawn from the group's law when they are sampled:
         "qmc" (default) a low-variance design (stratified grid / randomised lattice),
         "iid" independent draws, the paper's scheme (§2: g_i ~ μ i.i.d.).
     template_sampling : {"gaussian", "sphere", "data"}
@@ -75,12 +75,12 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         Rejection bound; the thresholds cover [-s, s] with s = 1 + epsilon.
     normalize : bool
         Scale inputs to unit norm, as the paper assumes X ⊂ S^{d-1} (zero rows stay zero).
-        Each row is divided by its largest |x_i| before its norm is taken, so the
+        Each row is divided by its largest ``|x_i|`` before its norm is taken, so the
         features are the same for X and c·X at any finite scale c > 0 (no
         under/overflow of the squared norm, float32 or float64).
     value_range : None, float or "auto"
         Half-width s of the thresholds. None: the paper's s = 1 + epsilon.
-        A float sets it; "auto" uses the largest |<x, g t>| seen at ``fit``, so
+        A float sets it; "auto" uses the largest ``|<x, g t>|`` seen at ``fit``, so
         the bins cover the projections actually met (with Gaussian templates in
         high dimension they concentrate in a band of width ~ 1/sqrt(d)).
     action : {"templates", "data", "auto"}

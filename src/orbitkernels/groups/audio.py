@@ -38,7 +38,7 @@ def _interp_rows(X, pos):
 class TimeWarp(Group):
     """Play a waveform ``rate`` times faster: ``(g_a x)(t) = sqrt(a) · x(a t)``.
 
-    The ``sqrt(a)`` factor is the 1-D analogue of Lemma 2.1 (|J|^{-1/2}), so
+    The ``sqrt(a)`` factor is the 1-D analogue of Lemma 2.1 (``|J|^{-1/2}``), so
     energy is kept (up to what leaves the fixed-length frame). Time runs from the
     start of the row, so a slowed-down word is cut at the end of the frame.
 

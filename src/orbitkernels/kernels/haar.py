@@ -43,7 +43,7 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
     Single-sum shortcut: when q is uniform on a finite group acting by exact
     permutations of coordinates (permutations, cyclic shifts), for which every
     base kernel is invariant under the common action, g^{-1} g' is again uniform, so
-    k_G(x, x') = (1/|G|) Σ_h k(x, h x') exactly: O(|G|) instead of O(|G|^2) per pair.
+    ``k_G(x, x') = (1/|G|) Σ_h k(x, h x')`` exactly: ``O(|G|)`` instead of ``O(|G|^2)`` per pair.
 
     Use it as a callable kernel (``SVC(kernel=HaarKernel(...))``) or build a
     precomputed Gram matrix with ``HaarKernel(...)(X, Y)``. It is a scikit-learn

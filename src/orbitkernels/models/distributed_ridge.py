@@ -67,7 +67,7 @@ def _blocks(X, Y):
 
 
 def holdout_mask(offset, n_rows, fraction, seed):
-    """Validation rows among rows ``offset .. offset+n_rows-1``: a hash of the *global* row index
+    """Validation rows among rows ``offset`` to ``offset+n_rows-1``: a hash of the *global* row index
     (SplitMix64), so the split is the same whatever the chunking and needs no communication."""
     with np.errstate(over="ignore"):
         z = np.arange(offset, offset + n_rows, dtype=np.uint64) + np.uint64(seed) * np.uint64(0xD1B54A32D192ED03)
