@@ -34,6 +34,7 @@ rotated_mnist_full     Raj's Rotated MNIST configuration (62k images, s=7k,
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -133,6 +134,16 @@ def _fused_on():
     return numba_active()
 
 
+def _numba_off(fn):
+    """``fn`` run with the fused numba kernels switched off (the NumPy code): the variant they replace."""
+    from .backends import use_numba
+
+    def run():
+        with use_numba(False):
+            return fn()
+    return run
+
+
 def bench_rotations_rf(quick=False):
     """LGIKA-RF, rotations, d=784, s=2000, r=64: naive vs the default estimator vs template GEMM vs polar FFT (Raj Eq. 7).
 
@@ -173,18 +184,12 @@ def bench_rotations_rf(quick=False):
             out[a : a + 8] = rbf.transform(Y.reshape(-1, Y.shape[-1])).reshape(r, -1, s).mean(0)
         return out
 
-    def off(fn):
-        def run():
-            with use_numba(False):
-                return fn()
-        return run
-
     fns = {"naive": lambda: naive(X[:n_naive]), "template_gemm": lambda: tmpl.transform(X),
            "polar_fft": lambda: polar.transform(X), "default": lambda: default.transform(X),
            "default_cos_sin": lambda: default_cs.transform(X)}
     if numba_available():
-        fns.update({"default (fused kernels off)": off(fns["default"]),
-                    "template_gemm (fused kernels off)": off(fns["template_gemm"])})
+        fns.update({"default (fused kernels off)": _numba_off(fns["default"]),
+                    "template_gemm (fused kernels off)": _numba_off(fns["template_gemm"])})
     for k, fn in fns.items():  # the per-precision caches and the JIT, outside the timing
         if k != "naive":
             fn()
@@ -260,11 +265,20 @@ def bench_polar_accuracy(quick=False):
     out = {"config": {"n_train": n_train, "n_test": n_test, "s": s, "r": r, "gamma": gamma,
                       "data": "Rotated MNIST, regenerated (load_rotated_mnist(source='regenerated'))",
                       "learner": "RidgeClassifierCV, alpha by 3-fold CV on the training set"}}
+    from .backends import numba_available, use_numba
+
+    if numba_available():
+        # the fused kernels' float32 cosine (backends/_fused.py) against NumPy's, on accuracy
+        methods["polar_fft (fused kernels off)"] = dict(methods["polar_fft"], fused=False)
+    out["config"]["fused_kernels"] = "numba" if _fused_on() else "off"
     for name, kw in methods.items():
+        kw = dict(kw)
+        fused = kw.pop("fused", _fused_on())
         f = OrbitFourierFeatures(gamma=gamma, n_components=s, dtype="float32", random_state=0, **kw)
         t0 = time.perf_counter()
-        Ftr = f.fit(Xtr).transform(Xtr)
-        Fte = f.transform(Xte)
+        with use_numba(fused) if numba_available() else contextlib.nullcontext():
+            Ftr = f.fit(Xtr).transform(Xtr)
+            Fte = f.transform(Xte)
         t_feat = time.perf_counter() - t0
         clf = RidgeClassifierCV(alphas=np.logspace(-4, 1, 6), cv=3).fit(Ftr, ytr)
         out[name] = {"test_accuracy": float(clf.score(Fte, yte)), "features_s": t_feat,
@@ -275,6 +289,7 @@ def bench_polar_accuracy(quick=False):
 # --------------------------------------------------------------------------- 2
 def bench_gemm_peak(quick=False):
     """Template path GFLOP/s (2 N d s r / time) as a share of a plain float32 matmul of the same shape."""
+    from .backends import numba_available
     from .features import GroupCDFFeatures, OrbitFourierFeatures
     from .groups import ImageRotation
 
@@ -298,6 +313,8 @@ def bench_gemm_peak(quick=False):
         fns[name] = (lambda est=est: est.transform(X))
         fns[name + "/gemm"] = (lambda plan=plan, rows=rows: [plan._similarities(X[a : a + rows], np.dtype(np.float32))
                                                              for a in range(0, n, rows)])
+        if numba_available():
+            fns[name + "/fused kernels off"] = _numba_off(fns[name])
     # the reference matmul and both transforms in round-robin rounds, so a burst of load hits all alike
     times, _ = _best_interleaved(fns, repeat=3)
     t_peak = times["peak"]
@@ -312,13 +329,18 @@ def bench_gemm_peak(quick=False):
             "pooling_share_of_time": max(0.0, 1 - t_sim / t_all),
             "chunk_rows": est.plan_.chunk_rows(n, d, 4),
         }
+        if name + "/fused kernels off" in times:
+            out[name]["share_of_peak_transform_fused_kernels_off"] = t_peak / times[name + "/fused kernels off"]
+    out["fused_kernels"] = "numba" if _fused_on() else "off"
     out["goal_share"] = 0.6
+    out["goal_share_issue16"] = {"gicdf_50_bins": 0.8, "lgika_rf_cos_sin": 0.9}
     return out
 
 
 # --------------------------------------------------------------------------- 3
 def bench_gicdf_mnist(quick=False):
     """GICDF, Mroueh §4 MNIST: CDF(50 bins, 500 templates), templates rotated in ±20° and shifted by ±3 px."""
+    from .backends import numba_available
     from .features import GroupCDFFeatures
     from .features import _engine
     from .groups import ImageRotation, ImageTranslation, Uniform
@@ -333,14 +355,20 @@ def bench_gicdf_mnist(quick=False):
     for label, dtype in (("float32", "float32"), ("float64", "float64")):
         f = GroupCDFFeatures(g, n_templates=500, n_bins=50, n_group_samples=r, sampling="iid", dtype=dtype, random_state=0).fit(X[:8])
         f.transform(X[:8])
-        t, _ = _best(lambda: f.transform(X), 2)
+        if numba_available():
+            times, _ = _best_interleaved({"on": lambda: f.transform(X), "off": _numba_off(lambda: f.transform(X))}, 2)
+            t = times["on"]
+            rates[label + " (fused kernels off)"] = n / times["off"]
+        else:
+            t, _ = _best(lambda: f.transform(X), 2)
         rates[label] = n / t
         if label == "float64":
-            # the previous engine: pooling whole budget-sized chunks (no cache-sized blocks)
+            # the previous engine: NumPy pooling of whole budget-sized chunks (no cache-sized blocks)
             saved = _engine.POOL_BLOCK_BYTES, _engine.POOL_BLOCK_BYTES_DIRECT
             _engine.POOL_BLOCK_BYTES = _engine.POOL_BLOCK_BYTES_DIRECT = 2**62
             try:
-                t_old, _ = _best(lambda: f.plan_.map(f._prepare(X.astype(np.float64)), f._pool_spec(), f._n_features_out), 1)
+                old = lambda: f.plan_.map(f._prepare(X.astype(np.float64)), f._pool_spec(), f._n_features_out)  # noqa: E731
+                t_old, _ = _best(_numba_off(old) if numba_available() else old, 1)
             finally:
                 _engine.POOL_BLOCK_BYTES, _engine.POOL_BLOCK_BYTES_DIRECT = saved
             rates["float64_unblocked_pooling (previous engine)"] = n / t_old
@@ -351,7 +379,14 @@ def bench_gicdf_mnist(quick=False):
 
 # --------------------------------------------------------------------------- extra
 def bench_fft_cyclic(quick=False):
-    """CyclicShift((28, 28)), every one of the 784 shifts: FFT correlation vs GEMM on shifted templates."""
+    """CyclicShift((28, 28)), every one of the 784 shifts: FFT correlation vs GEMM on shifted templates.
+
+    The GEMM path (the 784 shifted templates, one GEMM: what augmenting costs) is the direct
+    reference; the FFT path runs with the fused kernels and without (``use_numba(False)``), all
+    in the same round-robin rounds. ``fraction_of_cos_bound`` (LGIKA-RF): images/s over the fused
+    cosine's alone over the s·784 similarities of an image.
+    """
+    from .backends import numba_available
     from .features import GroupCDFFeatures, OrbitFourierFeatures
     from .groups import CyclicShift
 
@@ -359,16 +394,25 @@ def bench_fft_cyclic(quick=False):
     n = 64 if quick else 256
     s = 100
     X = _mnist(n)
-    out = {"config": {"N": n, "s": s, "r": 784}}
+    out = {"config": {"N": n, "s": s, "r": 784, "fused_kernels": "numba" if _fused_on() else "off"}}
     for name, cls, kw in (("lgika_rf", OrbitFourierFeatures, dict(gamma=0.02, n_components=s)),
                           ("gicdf", GroupCDFFeatures, dict(n_templates=s, n_bins=25))):
         fft = cls(g, fast_path="auto", dtype="float32", random_state=0, **kw).fit(X[:8])
         gemm = cls(g, fast_path="gemm", dtype="float32", random_state=0, **kw).fit(X[:8])
-        fft.transform(X[:8]), gemm.transform(X[:8])
-        t_fft, F1 = _best(lambda: fft.transform(X), 2)
-        t_gemm, F2 = _best(lambda: gemm.transform(X), 1)
-        out[name] = {"fft_images_per_s": n / t_fft, "gemm_images_per_s": n / t_gemm,
-                     "speedup": t_gemm / t_fft, "max_abs_diff": float(np.abs(F1 - F2).max())}
+        fns = {"fft": lambda: fft.transform(X), "gemm": lambda: gemm.transform(X)}
+        if numba_available():
+            fns["fft (fused kernels off)"] = _numba_off(fns["fft"])
+        for fn in fns.values():  # caches and JIT outside the timing
+            fn()
+        times, outs = _best_interleaved(fns, repeat=2)
+        rate = {k: n / t for k, t in times.items()}
+        out[name] = {"fft_images_per_s": rate["fft"], "gemm_images_per_s": rate["gemm"], "images_per_s": rate,
+                     "speedup": times["gemm"] / times["fft"],
+                     "max_abs_diff": float(np.abs(outs["fft"] - outs["gemm"]).max())}
+        if name == "lgika_rf":
+            bound = _cos_bound(s, 784)
+            out[name]["cos_bound_images_per_s"] = bound
+            out[name]["fraction_of_cos_bound"] = rate["fft"] / bound
     return out
 
 
@@ -560,11 +604,12 @@ def bench_rotated_mnist_full(quick=False):
                       "r": r, "data": "Rotated MNIST, regenerated (load_rotated_mnist(source='regenerated'))",
                       "group": "PolarRotation(n_angles=100, VonMises(0.2, loc=pi)), polar FFT path",
                       "learner": f"RidgeClassifier on s cos features, alpha in {alphas} by validation, refit on "
-                                 "train+validation", "threads": _threads()},
+                                 "train+validation", "threads": _threads(),
+                      "fused_kernels": "numba" if _fused_on() else "off"},
            "measured": {"features_s": t_feat, "fit_s": t_fit, "total_min": (t_feat + t_fit) / 60,
                         "images_per_s": n_feat / t_feat, "validation_accuracy": val, "alpha": best,
                         "test_accuracy": acc},
-           "goal_total_min": 30.0}
+           "goal_total_min": 30.0, "goal_total_min_issue16": 2.0}
     if quick:
         # Ridge costs min(N^2 p + N^3/3, N p^2 + p^3/3) flops (dual or primal normal equations, whichever
         # is smaller): scale the measured fit by that model, not linearly in N.
@@ -641,16 +686,29 @@ def summarize(name, res):
                              for k, v in res.items() if isinstance(v, dict) and "test_accuracy" in v)
         if name == "gemm_peak":
             a, b = res["lgika_rf_cos_sin"], res["gicdf_50_bins"]
-            return (f"numpy sgemm {res['peak_numpy_sgemm_gflops']:.1f} GFLOP/s; LGIKA-RF transform "
+            line = (f"numpy sgemm {res['peak_numpy_sgemm_gflops']:.1f} GFLOP/s; LGIKA-RF transform "
                     f"{_pct(a['share_of_peak_transform'])} of it, GICDF(50 bins) {_pct(b['share_of_peak_transform'])} "
                     f"(goal {_pct(res['goal_share'])})")
+            if "share_of_peak_transform_fused_kernels_off" in b:
+                goals = res["goal_share_issue16"]
+                line += (f"; fused kernels ({res['fused_kernels']}) vs off: GICDF {_pct(b['share_of_peak_transform'])} vs "
+                         f"{_pct(b['share_of_peak_transform_fused_kernels_off'])} (goal {_pct(goals['gicdf_50_bins'])}), "
+                         f"LGIKA-RF {_pct(a['share_of_peak_transform'])} vs "
+                         f"{_pct(a['share_of_peak_transform_fused_kernels_off'])} (goal {_pct(goals['lgika_rf_cos_sin'])})")
+            return line
         if name == "gicdf_mnist":
             ips = res["images_per_s"]
-            return (f"{ips['float32']:.0f} images/s in float32, {ips['float64']:.0f} in float64; "
+            line = (f"{ips['float32']:.0f} images/s in float32, {ips['float64']:.0f} in float64; "
                     f"{res['speedup_float32_blocked_vs_previous']:.1f}x the unblocked float64 pooling")
+            if "float32 (fused kernels off)" in ips:
+                line += f"; {ips['float32'] / ips['float32 (fused kernels off)']:.2f}x with the fused kernels (float32)"
+            return line
         if name == "fft_cyclic":
-            return (f"LGIKA-RF FFT {res['lgika_rf']['speedup']:.1f}x the GEMM path, GICDF "
+            line = (f"LGIKA-RF FFT {res['lgika_rf']['speedup']:.1f}x the GEMM path, GICDF "
                     f"{res['gicdf']['speedup']:.1f}x (max |diff| {max(res['lgika_rf']['max_abs_diff'], res['gicdf']['max_abs_diff']):.1g})")
+            if "fraction_of_cos_bound" in res["lgika_rf"]:
+                line += f"; LGIKA-RF FFT at {_pct(res['lgika_rf']['fraction_of_cos_bound'])} of the fused-cosine bound"
+            return line
         if name == "qm7_lgika":
             rows = res["per_s"]
             return (f"features time ~ s^{res['feature_time_exponent_in_s']:.2f}; "

@@ -88,10 +88,18 @@ class use_numba(contextlib.ContextDecorator):
 _SIN2PI = tuple(float((-1) ** i * (2 * np.pi) ** (2 * i + 1) / np.prod(np.arange(1.0, 2 * i + 2))) for i in range(9))
 
 
+_CONSTANTS = {}
+
+
 def _constants(dtype):
     """[1/(2π), 1/2, 1/4, c_0..c_8] in the kernels' precision: every operand of the cosine then has S's
     dtype (a float64 literal would promote a float32 loop to float64 and halve its vector width)."""
-    return np.array((1.0 / (2.0 * np.pi), 0.5, 0.25) + _SIN2PI, dtype=dtype)
+    dtype = np.dtype(dtype)
+    if dtype not in _CONSTANTS:
+        c = np.array((1.0 / (2.0 * np.pi), 0.5, 0.25) + _SIN2PI, dtype=dtype)
+        c.flags.writeable = False
+        _CONSTANTS[dtype] = c
+    return _CONSTANTS[dtype]
 
 
 if _nb is not None:
