@@ -5,11 +5,11 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import engine_cases
 
 from orbitkernels.backends import _fused, get_backend, numba_active, numba_available, use_numba
-from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
-from orbitkernels.groups import BlockPermutation, CyclicShift, ImageScaling, Uniform
-from orbitkernels.groups.polar import PolarRotation
+from orbitkernels.features import GroupCDFFeatures
+from orbitkernels.groups import CyclicShift
 
 needs_numba = pytest.mark.skipif(not numba_available(), reason="numba is not installed (the `fast` extra)")
 
@@ -148,18 +148,7 @@ def test_fused_trig_pool_matches_the_numpy_one(dtype, tol, layout, with_offset, 
 
 
 # ------------------------------------------------------------------------------ the estimators
-CASES = [
-    ("gemm", BlockPermutation(4, 5), {}),
-    ("data", ImageScaling((5, 4), scale=Uniform(0.8, 1.2)), dict(n_group_samples=5)),
-    ("fft", CyclicShift((4, 5)), {}),
-    ("polar", PolarRotation((8, 8), n_angles=16), {}),
-]
-MAPS = [
-    (OrbitFourierFeatures, dict(n_components=12, gamma=0.05)),
-    (OrbitFourierFeatures, dict(n_components=12, gamma=0.05, output="cos")),
-    (GroupCDFFeatures, dict(n_templates=4, n_bins=5)),
-    (OrbitNystroem, dict(n_components=5, kernel="rbf", gamma=0.05)),
-]
+CASES, MAPS = engine_cases()
 
 
 @needs_numba

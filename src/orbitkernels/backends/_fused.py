@@ -186,25 +186,26 @@ if _nb is not None:
                     out_s[i, j] += wk * _cos_turns(y - q, cf)
 
     @_jit
-    def _bin_index(S, i, j, factor, lo, hi, n_bins, idx):
-        # ceil(S·n/range) clipped to [-n, n+1], in S's precision (the NumPy code's operations), then
-        # shifted to 0..2n+1; a separate loop over k so that LLVM vectorises it
+    def _histogram(S, i, j, factor, n_bins, w, idx, counts):
+        # bin index ceil(S·n/range) clipped to [-n, n+1], by the NumPy code's operations in S's
+        # precision (a loop of its own over k, which LLVM vectorises), then counts[index] += w_k in
+        # k order (np.bincount's); w is int64 ones for equal weights (integer counts)
+        lo, hi = S.dtype.type(-n_bins), S.dtype.type(n_bins + 1)
         for k in range(S.shape[2]):
             t = np.ceil(S[i, j, k] * factor)
             idx[k] = np.int64(min(max(t, lo), hi)) + n_bins
+        for k in range(S.shape[2]):
+            counts[idx[k]] += w[k]
 
     @_jit
     def _cdf_pool_equal(S, n_bins, factor, w0, out):
-        # equal weights: integer counts and integer cumulation, one scaling into S's precision
-        rows, m, r = S.shape
+        # integer counts, integer cumulation, one scaling into S's precision (as the NumPy code)
+        ones = np.ones(S.shape[2], np.int64)
+        idx = np.empty(S.shape[2], np.int64)
         counts = np.zeros(2 * n_bins + 2, np.int64)
-        idx = np.empty(r, np.int64)
-        lo, hi = S.dtype.type(-n_bins), S.dtype.type(n_bins + 1)
-        for i in range(rows):
-            for j in range(m):
-                _bin_index(S, i, j, factor, lo, hi, n_bins, idx)
-                for k in range(r):
-                    counts[idx[k]] += 1
+        for i in range(S.shape[0]):
+            for j in range(S.shape[1]):
+                _histogram(S, i, j, factor, n_bins, ones, idx, counts)
                 c = 0
                 for b in range(2 * n_bins + 1):
                     c += counts[b]
@@ -214,24 +215,18 @@ if _nb is not None:
 
     @_jit
     def _cdf_pool_weighted(S, n_bins, factor, w, out):
-        # float64 weighted counts (np.bincount's accumulation, k ascending), cumulated in S's precision
-        rows, m, r = S.shape
+        # float64 weighted counts, cumulated in S's precision (np.cumsum(counts, dtype=S.dtype))
+        idx = np.empty(S.shape[2], np.int64)
         counts = np.zeros(2 * n_bins + 2, np.float64)
-        idx = np.empty(r, np.int64)
-        lo, hi = S.dtype.type(-n_bins), S.dtype.type(n_bins + 1)
-        for i in range(rows):
-            for j in range(m):
-                _bin_index(S, i, j, factor, lo, hi, n_bins, idx)
-                for k in range(r):
-                    counts[idx[k]] += w[k]
+        for i in range(S.shape[0]):
+            for j in range(S.shape[1]):
+                _histogram(S, i, j, factor, n_bins, w, idx, counts)
                 acc = S.dtype.type(counts[0])
                 out[i, j, 0] = acc
-                counts[0] = 0.0
                 for b in range(1, 2 * n_bins + 1):
                     acc = acc + S.dtype.type(counts[b])
-                    counts[b] = 0.0
                     out[i, j, b] = acc
-                counts[2 * n_bins + 1] = 0.0
+                counts[:] = 0.0
 
 
 def _check_float(S):
