@@ -63,6 +63,17 @@ def test_bad_input_is_refused():
         _fused.cdf_pool(np.zeros((2, 3, 4), dtype=np.float16), np.ones(4), 3, 1.0)
     with pytest.raises(ValueError, match="layout"):
         _fused.trig_pool(np.zeros((2, 3, 4)), np.ones(4), layout="snr")
+    # the kernels do not check bounds, so the wrappers check every length
+    with pytest.raises(ValueError, match="one weight per group element"):
+        _fused.trig_pool(np.zeros((2, 3, 4)), np.ones(3))
+    with pytest.raises(ValueError, match="one weight per group element"):
+        _fused.trig_pool(np.zeros((4, 2, 3)), np.ones(3), layout="rns")
+    with pytest.raises(ValueError, match="one offset per template"):
+        _fused.trig_pool(np.zeros((2, 3, 4)), np.ones(4), np.zeros(2))
+    with pytest.raises(ValueError, match="one weight per group element"):
+        _fused.cdf_pool(np.zeros((2, 3, 4)), np.ones(5), 3, 1.0)
+    with pytest.raises(ValueError, match="3-d block"):
+        _fused.cdf_pool(np.zeros((3, 4)), np.ones(4), 3, 1.0)
 
 
 # ------------------------------------------------------------------------------ the cosine
