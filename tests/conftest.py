@@ -53,3 +53,25 @@ def client():
     finally:
         c.close(timeout=20)
         cluster.close(timeout=20)
+
+
+def engine_cases():
+    """One small group per engine path, (path, group, extra estimator parameters), and the feature maps
+    (class, parameters) that run on each: the back-end and fused-kernel tests sweep the same grid."""
+    from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
+    from orbitkernels.groups import BlockPermutation, CyclicShift, ImageScaling, Uniform
+    from orbitkernels.groups.polar import PolarRotation
+
+    cases = [
+        ("gemm", BlockPermutation(4, 5), {}),
+        ("data", ImageScaling((5, 4), scale=Uniform(0.8, 1.2)), dict(n_group_samples=5)),
+        ("fft", CyclicShift((4, 5)), {}),
+        ("polar", PolarRotation((8, 8), n_angles=16), {}),
+    ]
+    maps = [
+        (OrbitFourierFeatures, dict(n_components=12, gamma=0.05)),
+        (OrbitFourierFeatures, dict(n_components=12, gamma=0.05, output="cos")),
+        (GroupCDFFeatures, dict(n_templates=4, n_bins=5)),
+        (OrbitNystroem, dict(n_components=5, kernel="rbf", gamma=0.05)),
+    ]
+    return cases, maps

@@ -4,10 +4,11 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import engine_cases
 
 from orbitkernels.backends import get_backend
-from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
-from orbitkernels.groups import BlockPermutation, CyclicShift, ImageRotation, ImageScaling, Uniform
+from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures
+from orbitkernels.groups import BlockPermutation, CyclicShift, ImageRotation
 from orbitkernels.groups.polar import PolarRotation
 
 
@@ -42,18 +43,7 @@ def test_numpy_cdf_pool_matches_definition(rng):
 
 torch = pytest.importorskip("torch")
 
-CASES = [
-    ("gemm", BlockPermutation(4, 5), {}),
-    ("data", ImageScaling((5, 4), scale=Uniform(0.8, 1.2)), dict(n_group_samples=5)),
-    ("fft", CyclicShift((4, 5)), {}),
-    ("polar", PolarRotation((8, 8), n_angles=16), {}),
-]
-MAPS = [
-    (OrbitFourierFeatures, dict(n_components=12, gamma=0.05)),
-    (OrbitFourierFeatures, dict(n_components=12, gamma=0.05, output="cos")),
-    (GroupCDFFeatures, dict(n_templates=4, n_bins=5)),
-    (OrbitNystroem, dict(n_components=5, kernel="rbf", gamma=0.05)),
-]
+CASES, MAPS = engine_cases()
 
 
 @pytest.mark.parametrize("cls, kw", MAPS)

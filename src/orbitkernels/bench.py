@@ -9,8 +9,10 @@ before and after, the BLAS thread count and the library versions.
 name                   what it measures
 =====================  ==========================================================
 rotations_rf           LGIKA-RF with rotations at MNIST size (d=784, s=2000, r=64):
-                       naive (augment, RBFSampler, average) vs template GEMM path
-                       vs polar-FFT path: features/s, ratios, kernel agreement
+                       naive (augment, RBFSampler, average) vs the default
+                       estimator vs template GEMM path vs polar-FFT path, fused
+                       kernels on and off: features/s, ratios, fraction of the
+                       fused-cosine bound, kernel agreement
 polar_accuracy         Rotated MNIST (regenerated, subset): test accuracy of the
                        polar path vs the direct paths (same learner)
 gemm_peak              template-path GFLOP/s vs a plain float32 numpy matmul of
@@ -34,6 +36,7 @@ rotated_mnist_full     Raj's Rotated MNIST configuration (62k images, s=7k,
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -70,6 +73,11 @@ def _best(fn, repeat=3):
     return best, out
 
 
+#: round-robin rounds of the interleaved comparisons: the machine the committed numbers come from is shared
+#: by other jobs (load average 5-7 on 2 cores), and three rounds left single variants 20-30% off their best
+_REPEAT = 5
+
+
 def _best_interleaved(fns, repeat=3):
     """Best wall time of each callable over ``repeat`` round-robin rounds, and each one's last result."""
     best = {k: np.inf for k in fns}
@@ -102,10 +110,59 @@ def _gram_error(F, F_ref):
 
 
 # --------------------------------------------------------------------------- 1
+def _cos_bound(s, r, dtype=np.float32, n=16):
+    """(callable, images per call): the orbit nonlinearity alone, the fused weighted cosine over s·r ready values per image.
+
+    The bound of any path that must evaluate cos at s·r similarities per image (Raj Eq. 7):
+    the back-end's ``trig_pool`` (numba when active, else NumPy's in-place passes, which
+    get a fresh copy of the block as the engine's blocks are fresh) on 2 MiB blocks of
+    precomputed phases, without any projection or FFT. Timed in the same round-robin
+    rounds as the paths it bounds.
+    """
+    from .backends import get_backend
+
+    bk = get_backend("numpy")
+    rng = np.random.default_rng(0)
+    S0 = rng.normal(scale=7.0, size=(n, s, r)).astype(dtype)  # phases of the size LGIKA-RF makes
+    w = np.full(r, 1.0 / r)
+    off = rng.uniform(0, 2 * np.pi, s)
+    blk = max(1, (2 * 2**20) // (s * r * np.dtype(dtype).itemsize))  # as the engine pools: 2 MiB blocks
+
+    def run():
+        for a in range(0, n, blk):
+            bk.trig_pool(S0[a : a + blk] if _fused_on() else S0[a : a + blk].copy(), w, off)
+
+    return run, n
+
+
+def _fused_on():
+    from .backends import numba_active
+
+    return numba_active()
+
+
+def _numba_off(fn):
+    """``fn`` run with the fused numba kernels switched off (the NumPy code): the variant they replace."""
+    from .backends import use_numba
+
+    def run():
+        with use_numba(False):
+            return fn()
+    return run
+
+
 def bench_rotations_rf(quick=False):
-    """LGIKA-RF, rotations, d=784, s=2000, r=64: naive vs template GEMM vs polar FFT (Raj Eq. 7)."""
+    """LGIKA-RF, rotations, d=784, s=2000, r=64: naive vs the default estimator vs template GEMM vs polar FFT (Raj Eq. 7).
+
+    ``default`` is ``OrbitFourierFeatures(ImageRotation((28, 28)))`` as a user writes it (only s, γ
+    and output="cos", the naive path's features, set): it resolves to the polar path with the fused
+    kernels when numba is installed. Every rate is measured in the same round-robin rounds; the
+    variants with the fused kernels switched off (``use_numba(False)``) are recorded beside them.
+    ``fraction_of_cos_bound``: the path's images/s over the fused cosine's alone over s·r values.
+    """
     from sklearn.kernel_approximation import RBFSampler
 
+    from .backends import numba_available, use_numba
     from .features import OrbitFourierFeatures
     from .groups import ImageRotation
     from .groups.polar import PolarRotation
@@ -118,6 +175,9 @@ def bench_rotations_rf(quick=False):
                                 dtype="float32", random_state=0).fit(X[:8])
     polar = OrbitFourierFeatures(PolarRotation((28, 28), n_angles=r), gamma=gamma, n_components=s, output="cos",
                                  dtype="float32", random_state=0).fit(X[:8])
+    default = OrbitFourierFeatures(ImageRotation((28, 28)), gamma=gamma, n_components=s, output="cos",
+                                   random_state=0).fit(X[:8])
+    default_cs = OrbitFourierFeatures(ImageRotation((28, 28)), gamma=gamma, n_components=s, random_state=0).fit(X[:8])
     # the naive pipeline with exactly the same frequencies, offsets and rotations as the template path
     rbf = RBFSampler(gamma=gamma, n_components=s, random_state=0).fit(X[:8])
     rbf.random_weights_ = tmpl.templates_.T.astype(np.float32)
@@ -131,34 +191,60 @@ def bench_rotations_rf(quick=False):
             out[a : a + 8] = rbf.transform(Y.reshape(-1, Y.shape[-1])).reshape(r, -1, s).mean(0)
         return out
 
-    tmpl.transform(X[:8]), polar.transform(X[:8])  # build the per-precision caches outside the timing
+    fns = {"naive": lambda: naive(X[:n_naive]), "template_gemm": lambda: tmpl.transform(X),
+           "polar_fft": lambda: polar.transform(X), "default": lambda: default.transform(X),
+           "default_cos_sin": lambda: default_cs.transform(X)}
+    if numba_available():
+        fns.update({"default (fused kernels off)": _numba_off(fns["default"]),
+                    "template_gemm (fused kernels off)": _numba_off(fns["template_gemm"])})
+    n_imgs = {k: n_fast for k in fns}
+    n_imgs["naive"] = n_naive
+    bound_fn, n_imgs["bound: fused cosine"] = _cos_bound(s, r)
+    fns["bound: fused cosine"] = bound_fn
+    if numba_available():
+        fns["bound: numpy passes"] = _numba_off(bound_fn)
+        n_imgs["bound: numpy passes"] = n_imgs["bound: fused cosine"]
+    for k, fn in fns.items():  # the per-precision caches and the JIT, outside the timing
+        if k != "naive":
+            fn()
     # Round-robin repeats, best of each: on a shared machine a burst of load then hits every method
     # alike instead of one method's whole measurement (sequential timings measured 7x vs 17x here).
-    times, outs = _best_interleaved({"naive": lambda: naive(X[:n_naive]), "template_gemm": lambda: tmpl.transform(X),
-                                     "polar_fft": lambda: polar.transform(X)}, repeat=3)
-    F_naive, F_tmpl, F_polar = outs["naive"], outs["template_gemm"], outs["polar_fft"]
-    rate = {"naive": n_naive / times["naive"], "template_gemm": n_fast / times["template_gemm"],
-            "polar_fft": n_fast / times["polar_fft"]}
+    times, outs = _best_interleaved(fns, repeat=_REPEAT)
+    rate = {k: n_imgs[k] / t for k, t in times.items() if not k.startswith("bound")}
+    bound = {k.split(": ")[1]: n_imgs[k] / t for k, t in times.items() if k.startswith("bound")}
+    bound["fused"] = bound.pop("fused cosine")
+    F_naive = outs["naive"]
     # Monte-Carlo reference: the same naive kernel with other frequencies and rotations
     other = OrbitFourierFeatures(g, gamma=gamma, n_components=s, n_group_samples=r, sampling="iid", output="cos",
                                  dtype="float32", random_state=1).fit(X[:8])
     k = n_naive
-    return {
+    res = {
         "config": {"d": 784, "s": s, "r": r, "gamma": gamma, "n_naive": n_naive, "n_fast": n_fast,
                    "data": "MNIST train digits rotated by uniform angles (regenerated-style)",
                    "naive": "ImageRotation.act (r bilinear copies) + sklearn RBFSampler (float32) + mean",
                    "template_gemm": "OrbitFourierFeatures(ImageRotation, n_group_samples=64, dtype=float32)",
-                   "polar_fft": "OrbitFourierFeatures(PolarRotation(n_angles=64, n_radii=14), dtype=float32)"},
+                   "polar_fft": "OrbitFourierFeatures(PolarRotation(n_angles=64, n_radii=14), dtype=float32)",
+                   "default": "OrbitFourierFeatures(ImageRotation((28, 28)), n_components=2000, gamma=0.02, "
+                              f"output='cos') -> path {default.plan_.path!r}",
+                   "default_cos_sin": "the same with the default output='cos_sin' (2s features: cos and sin)",
+                   "fused_kernels": "numba" if _fused_on() else "off (numba not installed or ORBITKERNELS_NUMBA=0)"},
         "features_per_s": rate,
-        "speedup_vs_naive": {"template_gemm": rate["template_gemm"] / rate["naive"],
-                             "polar_fft": rate["polar_fft"] / rate["naive"]},
-        "goal_polar_vs_naive": 20.0,
+        "speedup_vs_naive": {k_: v / rate["naive"] for k_, v in rate.items() if k_ != "naive"},
+        "cos_bound_images_per_s": bound,
+        "fraction_of_cos_bound": {k_: v / bound["fused"] for k_, v in rate.items() if k_ != "naive"},
+        "goal_default_vs_naive": 20.0,
         "kernel_rel_error_vs_naive": {
-            "template_gemm (same omega, same rotations)": _gram_error(F_tmpl[:k], F_naive),
-            "polar_fft (same omega, 64 grid angles)": _gram_error(F_polar[:k], F_naive),
+            "template_gemm (same omega, same rotations)": _gram_error(outs["template_gemm"][:k], F_naive),
+            "polar_fft (same omega, 64 grid angles)": _gram_error(outs["polar_fft"][:k], F_naive),
+            "default (same omega, 64 grid angles)": _gram_error(outs["default"][:k], F_naive),
             "template_gemm other seed (Monte-Carlo reference)": _gram_error(other.transform(X[:k]), F_naive),
         },
     }
+    if "default (fused kernels off)" in outs:
+        res["max_abs_diff_fused_vs_numpy"] = {
+            "default": float(np.abs(outs["default"] - outs["default (fused kernels off)"]).max()),
+            "template_gemm": float(np.abs(outs["template_gemm"] - outs["template_gemm (fused kernels off)"]).max())}
+    return res
 
 
 # --------------------------------------------------------------------------- 1b
@@ -191,11 +277,20 @@ def bench_polar_accuracy(quick=False):
     out = {"config": {"n_train": n_train, "n_test": n_test, "s": s, "r": r, "gamma": gamma,
                       "data": "Rotated MNIST, regenerated (load_rotated_mnist(source='regenerated'))",
                       "learner": "RidgeClassifierCV, alpha by 3-fold CV on the training set"}}
+    from .backends import numba_available, use_numba
+
+    if numba_available():
+        # the fused kernels' float32 cosine (backends/_fused.py) against NumPy's, on accuracy
+        methods["polar_fft (fused kernels off)"] = dict(methods["polar_fft"], fused=False)
+    out["config"]["fused_kernels"] = "numba" if _fused_on() else "off"
     for name, kw in methods.items():
+        kw = dict(kw)
+        fused = kw.pop("fused", _fused_on())
         f = OrbitFourierFeatures(gamma=gamma, n_components=s, dtype="float32", random_state=0, **kw)
         t0 = time.perf_counter()
-        Ftr = f.fit(Xtr).transform(Xtr)
-        Fte = f.transform(Xte)
+        with use_numba(fused) if numba_available() else contextlib.nullcontext():
+            Ftr = f.fit(Xtr).transform(Xtr)
+            Fte = f.transform(Xte)
         t_feat = time.perf_counter() - t0
         clf = RidgeClassifierCV(alphas=np.logspace(-4, 1, 6), cv=3).fit(Ftr, ytr)
         out[name] = {"test_accuracy": float(clf.score(Fte, yte)), "features_s": t_feat,
@@ -206,6 +301,7 @@ def bench_polar_accuracy(quick=False):
 # --------------------------------------------------------------------------- 2
 def bench_gemm_peak(quick=False):
     """Template path GFLOP/s (2 N d s r / time) as a share of a plain float32 matmul of the same shape."""
+    from .backends import numba_available
     from .features import GroupCDFFeatures, OrbitFourierFeatures
     from .groups import ImageRotation
 
@@ -229,8 +325,10 @@ def bench_gemm_peak(quick=False):
         fns[name] = (lambda est=est: est.transform(X))
         fns[name + "/gemm"] = (lambda plan=plan, rows=rows: [plan._similarities(X[a : a + rows], np.dtype(np.float32))
                                                              for a in range(0, n, rows)])
+        if numba_available():
+            fns[name + "/fused kernels off"] = _numba_off(fns[name])
     # the reference matmul and both transforms in round-robin rounds, so a burst of load hits all alike
-    times, _ = _best_interleaved(fns, repeat=3)
+    times, _ = _best_interleaved(fns, repeat=_REPEAT)
     t_peak = times["peak"]
     out = {"config": {"N": n, "d": d, "s": s, "r": r, "flops": flops}, "peak_numpy_sgemm_gflops": flops / t_peak / 1e9}
     for name, est in ests.items():
@@ -243,13 +341,18 @@ def bench_gemm_peak(quick=False):
             "pooling_share_of_time": max(0.0, 1 - t_sim / t_all),
             "chunk_rows": est.plan_.chunk_rows(n, d, 4),
         }
+        if name + "/fused kernels off" in times:
+            out[name]["share_of_peak_transform_fused_kernels_off"] = t_peak / times[name + "/fused kernels off"]
+    out["fused_kernels"] = "numba" if _fused_on() else "off"
     out["goal_share"] = 0.6
+    out["goal_share_issue16"] = {"gicdf_50_bins": 0.8, "lgika_rf_cos_sin": 0.9}
     return out
 
 
 # --------------------------------------------------------------------------- 3
 def bench_gicdf_mnist(quick=False):
     """GICDF, Mroueh §4 MNIST: CDF(50 bins, 500 templates), templates rotated in ±20° and shifted by ±3 px."""
+    from .backends import numba_available
     from .features import GroupCDFFeatures
     from .features import _engine
     from .groups import ImageRotation, ImageTranslation, Uniform
@@ -264,14 +367,20 @@ def bench_gicdf_mnist(quick=False):
     for label, dtype in (("float32", "float32"), ("float64", "float64")):
         f = GroupCDFFeatures(g, n_templates=500, n_bins=50, n_group_samples=r, sampling="iid", dtype=dtype, random_state=0).fit(X[:8])
         f.transform(X[:8])
-        t, _ = _best(lambda: f.transform(X), 2)
+        if numba_available():
+            times, _ = _best_interleaved({"on": lambda: f.transform(X), "off": _numba_off(lambda: f.transform(X))}, _REPEAT)
+            t = times["on"]
+            rates[label + " (fused kernels off)"] = n / times["off"]
+        else:
+            t, _ = _best(lambda: f.transform(X), 2)
         rates[label] = n / t
         if label == "float64":
-            # the previous engine: pooling whole budget-sized chunks (no cache-sized blocks)
+            # the previous engine: NumPy pooling of whole budget-sized chunks (no cache-sized blocks)
             saved = _engine.POOL_BLOCK_BYTES, _engine.POOL_BLOCK_BYTES_DIRECT
             _engine.POOL_BLOCK_BYTES = _engine.POOL_BLOCK_BYTES_DIRECT = 2**62
             try:
-                t_old, _ = _best(lambda: f.plan_.map(f._prepare(X.astype(np.float64)), f._pool_spec(), f._n_features_out), 1)
+                old = lambda: f.plan_.map(f._prepare(X.astype(np.float64)), f._pool_spec(), f._n_features_out)  # noqa: E731
+                t_old, _ = _best(_numba_off(old) if numba_available() else old, 1)
             finally:
                 _engine.POOL_BLOCK_BYTES, _engine.POOL_BLOCK_BYTES_DIRECT = saved
             rates["float64_unblocked_pooling (previous engine)"] = n / t_old
@@ -282,7 +391,14 @@ def bench_gicdf_mnist(quick=False):
 
 # --------------------------------------------------------------------------- extra
 def bench_fft_cyclic(quick=False):
-    """CyclicShift((28, 28)), every one of the 784 shifts: FFT correlation vs GEMM on shifted templates."""
+    """CyclicShift((28, 28)), every one of the 784 shifts: FFT correlation vs GEMM on shifted templates.
+
+    The GEMM path (the 784 shifted templates, one GEMM: what augmenting costs) is the direct
+    reference; the FFT path runs with the fused kernels and without (``use_numba(False)``), all
+    in the same round-robin rounds. ``fraction_of_cos_bound`` (LGIKA-RF): images/s over the fused
+    cosine's alone over the s·784 similarities of an image.
+    """
+    from .backends import numba_available
     from .features import GroupCDFFeatures, OrbitFourierFeatures
     from .groups import CyclicShift
 
@@ -290,16 +406,27 @@ def bench_fft_cyclic(quick=False):
     n = 64 if quick else 256
     s = 100
     X = _mnist(n)
-    out = {"config": {"N": n, "s": s, "r": 784}}
+    out = {"config": {"N": n, "s": s, "r": 784, "fused_kernels": "numba" if _fused_on() else "off"}}
     for name, cls, kw in (("lgika_rf", OrbitFourierFeatures, dict(gamma=0.02, n_components=s)),
                           ("gicdf", GroupCDFFeatures, dict(n_templates=s, n_bins=25))):
         fft = cls(g, fast_path="auto", dtype="float32", random_state=0, **kw).fit(X[:8])
         gemm = cls(g, fast_path="gemm", dtype="float32", random_state=0, **kw).fit(X[:8])
-        fft.transform(X[:8]), gemm.transform(X[:8])
-        t_fft, F1 = _best(lambda: fft.transform(X), 2)
-        t_gemm, F2 = _best(lambda: gemm.transform(X), 1)
-        out[name] = {"fft_images_per_s": n / t_fft, "gemm_images_per_s": n / t_gemm,
-                     "speedup": t_gemm / t_fft, "max_abs_diff": float(np.abs(F1 - F2).max())}
+        fns = {"fft": lambda: fft.transform(X), "gemm": lambda: gemm.transform(X)}
+        if numba_available():
+            fns["fft (fused kernels off)"] = _numba_off(fns["fft"])
+        if name == "lgika_rf":
+            fns["bound: fused cosine"], n_bound = _cos_bound(s, 784)
+        for fn in fns.values():  # caches and JIT outside the timing
+            fn()
+        times, outs = _best_interleaved(fns, repeat=_REPEAT)
+        rate = {k: n / t for k, t in times.items() if not k.startswith("bound")}
+        out[name] = {"fft_images_per_s": rate["fft"], "gemm_images_per_s": rate["gemm"], "images_per_s": rate,
+                     "speedup": times["gemm"] / times["fft"],
+                     "max_abs_diff": float(np.abs(outs["fft"] - outs["gemm"]).max())}
+        if name == "lgika_rf":
+            bound = n_bound / times["bound: fused cosine"]
+            out[name]["cos_bound_images_per_s"] = bound
+            out[name]["fraction_of_cos_bound"] = rate["fft"] / bound
     return out
 
 
@@ -476,26 +603,30 @@ def bench_rotated_mnist_full(quick=False):
     Xte, yte = rm.x_test.astype(np.float32), rm.y_test
     g = PolarRotation((28, 28), n_angles=r, angle=VonMises(0.2, loc=np.pi))  # Raj's exp(-κ cos θ), κ = 0.2
     f = OrbitFourierFeatures(g, gamma=0.02, n_components=s, output="cos", dtype="float32", random_state=0)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     f.fit(Xtr)
     Ftr, Fva, Fte = f.transform(Xtr), f.transform(Xva), f.transform(Xte)
-    t_feat = time.perf_counter() - t0
+    t_feat, c_feat = time.perf_counter() - t0, time.process_time() - c0
     n_feat = len(Xtr) + len(Xva) + len(Xte)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     val = {a: float(RidgeClassifier(alpha=a).fit(Ftr, ytr).score(Fva, yva)) for a in alphas}
     best = max(val, key=val.get)
     clf = RidgeClassifier(alpha=best).fit(np.vstack([Ftr, Fva]), np.concatenate([ytr, yva]))
-    t_fit = time.perf_counter() - t0
+    t_fit, c_fit = time.perf_counter() - t0, time.process_time() - c0
     acc = float(clf.score(Fte, yte))
     out = {"config": {"n_images": n_feat, "n_train": len(Xtr), "n_valid": len(Xva), "n_test": len(Xte), "s": s,
                       "r": r, "data": "Rotated MNIST, regenerated (load_rotated_mnist(source='regenerated'))",
                       "group": "PolarRotation(n_angles=100, VonMises(0.2, loc=pi)), polar FFT path",
                       "learner": f"RidgeClassifier on s cos features, alpha in {alphas} by validation, refit on "
-                                 "train+validation", "threads": _threads()},
+                                 "train+validation", "threads": _threads(),
+                      "fused_kernels": "numba" if _fused_on() else "off"},
+           # CPU seconds of this (one-thread) process beside the wall time: on a loaded machine the
+           # wall time also counts the time other jobs held the core
            "measured": {"features_s": t_feat, "fit_s": t_fit, "total_min": (t_feat + t_fit) / 60,
+                        "features_cpu_s": c_feat, "fit_cpu_s": c_fit, "total_cpu_min": (c_feat + c_fit) / 60,
                         "images_per_s": n_feat / t_feat, "validation_accuracy": val, "alpha": best,
                         "test_accuracy": acc},
-           "goal_total_min": 30.0}
+           "goal_total_min": 30.0, "goal_total_min_issue16": 2.0}
     if quick:
         # Ridge costs min(N^2 p + N^3/3, N p^2 + p^3/3) flops (dual or primal normal equations, whichever
         # is smaller): scale the measured fit by that model, not linearly in N.
@@ -512,6 +643,34 @@ def bench_rotated_mnist_full(quick=False):
                                              "scaled by the flop count min(N^2 p + N^3/3, N p^2 + p^3/3))"}
     return out
 
+
+#: every variant tried on a benchmark's code path (issue #16): kept or reverted, and where it was measured
+#: (a key of the same results file, or a committed probe script)
+VARIANTS = {
+    "rotations_rf": [
+        {"variant": "fused orbit nonlinearity (numba): phase + vectorised float32 cosine + weighted mean in one pass "
+                    "over each pooled block", "status": "kept",
+         "evidence": "features_per_s: 'default' vs 'default (fused kernels off)'; cos_bound_images_per_s: fused vs "
+                     "numpy passes"},
+        {"variant": "fused inverse real DFT + cosine pool straight from the FFT spectrum (no transposition, no c2r)",
+         "status": "reverted", "evidence": "benchmarks/probes/perf/spectral_pool.py: 524 ns per (image, template) "
+                                           "against 246 ns for transposition + c2r + fused pool"},
+        {"variant": "polar resampling as a numba sparse gather", "status": "not tried",
+         "evidence": "profile of the default estimator: the SciPy CSR product is under 1% of transform time"},
+    ],
+    "gemm_peak": [
+        {"variant": "fused CDF pooling (numba): bin index + histogram + cumulation in one pass, bit for bit the NumPy "
+                    "code", "status": "kept", "evidence": "share_of_peak_transform vs "
+                                                          "share_of_peak_transform_fused_kernels_off"},
+        {"variant": "larger pooling blocks on the direct paths with the fused kernels (512 KiB, 2 MiB, 8 MiB instead of "
+                    "128 KiB)", "status": "reverted",
+         "evidence": "benchmarks/probes/perf/pool_block.py: GICDF 0.80 / 0.79 / 0.73 / 0.73 of sgemm at 128 KiB / "
+                     "512 KiB / 2 MiB / 8 MiB"},
+        {"variant": "the fused kernels' float32 cosine (|error| <= 4e-7 (1 + |x|)) in place of NumPy's",
+         "status": "kept", "evidence": "results/bench/polar_accuracy.json, test_accuracy: 'polar_fft' vs "
+                                       "'polar_fft (fused kernels off)'"},
+    ],
+}
 
 BENCHMARKS = {
     "rotations_rf": bench_rotations_rf,
@@ -559,23 +718,42 @@ def summarize(name, res):
     try:
         if name == "rotations_rf":
             sp, fps = res["speedup_vs_naive"], res["features_per_s"]
-            return (f"polar FFT {sp['polar_fft']:.1f}x the naive path (goal {res['goal_polar_vs_naive']:.0f}x), "
-                    f"template GEMM {sp['template_gemm']:.1f}x; {fps['polar_fft']:.0f} vs {fps['naive']:.0f} images/s")
+            if "default" not in sp:  # a file from before the default estimator was measured
+                return (f"polar FFT {sp['polar_fft']:.1f}x the naive path (goal {res['goal_polar_vs_naive']:.0f}x), "
+                        f"template GEMM {sp['template_gemm']:.1f}x; {fps['polar_fft']:.0f} vs {fps['naive']:.0f} images/s")
+            fb = res["fraction_of_cos_bound"]
+            return (f"default estimator (polar path, {res['config']['fused_kernels']}) {sp['default']:.1f}x the naive "
+                    f"path (goal {res['goal_default_vs_naive']:.0f}x), {_pct(fb['default'])} of the fused-cosine bound "
+                    f"({res['cos_bound_images_per_s']['fused']:.0f} images/s); template GEMM {sp['template_gemm']:.1f}x; "
+                    f"{fps['default']:.0f} vs {fps['naive']:.0f} images/s")
         if name == "polar_accuracy":
             return ", ".join(f"{k}: {v['test_accuracy']:.3f} ({v['features_s']:.1f} s)"
                              for k, v in res.items() if isinstance(v, dict) and "test_accuracy" in v)
         if name == "gemm_peak":
             a, b = res["lgika_rf_cos_sin"], res["gicdf_50_bins"]
-            return (f"numpy sgemm {res['peak_numpy_sgemm_gflops']:.1f} GFLOP/s; LGIKA-RF transform "
+            line = (f"numpy sgemm {res['peak_numpy_sgemm_gflops']:.1f} GFLOP/s; LGIKA-RF transform "
                     f"{_pct(a['share_of_peak_transform'])} of it, GICDF(50 bins) {_pct(b['share_of_peak_transform'])} "
                     f"(goal {_pct(res['goal_share'])})")
+            if "share_of_peak_transform_fused_kernels_off" in b:
+                goals = res["goal_share_issue16"]
+                line += (f"; fused kernels ({res['fused_kernels']}) vs off: GICDF {_pct(b['share_of_peak_transform'])} vs "
+                         f"{_pct(b['share_of_peak_transform_fused_kernels_off'])} (goal {_pct(goals['gicdf_50_bins'])}), "
+                         f"LGIKA-RF {_pct(a['share_of_peak_transform'])} vs "
+                         f"{_pct(a['share_of_peak_transform_fused_kernels_off'])} (goal {_pct(goals['lgika_rf_cos_sin'])})")
+            return line
         if name == "gicdf_mnist":
             ips = res["images_per_s"]
-            return (f"{ips['float32']:.0f} images/s in float32, {ips['float64']:.0f} in float64; "
+            line = (f"{ips['float32']:.0f} images/s in float32, {ips['float64']:.0f} in float64; "
                     f"{res['speedup_float32_blocked_vs_previous']:.1f}x the unblocked float64 pooling")
+            if "float32 (fused kernels off)" in ips:
+                line += f"; {ips['float32'] / ips['float32 (fused kernels off)']:.2f}x with the fused kernels (float32)"
+            return line
         if name == "fft_cyclic":
-            return (f"LGIKA-RF FFT {res['lgika_rf']['speedup']:.1f}x the GEMM path, GICDF "
+            line = (f"LGIKA-RF FFT {res['lgika_rf']['speedup']:.1f}x the GEMM path, GICDF "
                     f"{res['gicdf']['speedup']:.1f}x (max |diff| {max(res['lgika_rf']['max_abs_diff'], res['gicdf']['max_abs_diff']):.1g})")
+            if "fraction_of_cos_bound" in res["lgika_rf"]:
+                line += f"; LGIKA-RF FFT at {_pct(res['lgika_rf']['fraction_of_cos_bound'])} of the fused-cosine bound"
+            return line
         if name == "qm7_lgika":
             rows = res["per_s"]
             return (f"features time ~ s^{res['feature_time_exponent_in_s']:.2f}; "
@@ -604,9 +782,11 @@ def summarize(name, res):
             if "extrapolated_full" in res:
                 return (f"{m['images_per_s']:.0f} images/s; full configuration EXTRAPOLATED to "
                         f"{res['extrapolated_full']['total_min']:.1f} min (goal {res['goal_total_min']:.0f} min)")
+            cpu = (f"; {m['total_cpu_min']:.1f} CPU min (goal {res['goal_total_min_issue16']:.0f} min)"
+                   if "total_cpu_min" in m else "")
             return (f"full configuration ({res['config']['n_images']} images) measured: {m['total_min']:.1f} min "
                     f"(features {m['features_s']:.0f} s, ridge {m['fit_s']:.0f} s; goal {res['goal_total_min']:.0f} "
-                    f"min), test accuracy {m['test_accuracy']:.4f}")
+                    f"min){cpu}, test accuracy {m['test_accuracy']:.4f}")
     except (KeyError, TypeError, IndexError, ValueError) as exc:  # an older results file
         return f"(no summary: {exc!r})"
     return ""
@@ -630,6 +810,9 @@ def render_markdown(results_dir="results/bench", quick=False):
                   f"Wall time {rec['wall_s']:.0f} s, load average {rec['loadavg_before'][0]:.1f} before and "
                   f"{rec['loadavg_after'][0]:.1f} after, BLAS threads {rec['environment'].get('blas_threads', '?')}. "
                   f"Full numbers: [`results/bench/{path.name}`](../results/bench/{path.name}).", ""]
+        if rec.get("variants"):
+            lines += ["Variants tried:", ""] + [f"* {v['variant']}: **{v['status']}** ({v['evidence']})"
+                                                 for v in rec["variants"]] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -654,7 +837,7 @@ def run_benchmarks(names=None, quick=False, out_dir=None):
             data = BENCHMARKS[name](quick=quick)
         record = {"benchmark": name, "quick": bool(quick), "wall_s": time.perf_counter() - t0,
                   "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
-                  "environment": _environment(), "results": data,
+                  "environment": _environment(), "results": data, "variants": VARIANTS.get(name, []),
                   "doc": (BENCHMARKS[name].__doc__ or "").strip()}
         record["summary"] = summarize(name, data)
         atomic_write_json(out_dir / f"{name}{'_quick' if quick else ''}.json", record)

@@ -7,12 +7,18 @@ bincount-CDF of GICDF. ``"numpy"`` (NumPy + SciPy's pocketfft) is always
 available; ``"torch"`` runs the same loops on any PyTorch device and is an
 optional extra (``pip install orbitkernels[torch]``), imported only when asked.
 
+On the CPU the two poolings run fused numba kernels (:mod:`._fused`) when numba is
+installed (the ``fast`` extra); :func:`use_numba` switches them off or on (also
+``ORBITKERNELS_NUMBA=0``), :func:`numba_active` says which code runs.
+
 Back-end objects are cheap and stateless apart from the device, and pickle by
 name so fitted estimators stay portable.
 """
 from __future__ import annotations
 
-__all__ = ["get_backend", "BACKENDS"]
+from ._fused import numba_active, numba_available, use_numba
+
+__all__ = ["get_backend", "BACKENDS", "use_numba", "numba_active", "numba_available"]
 
 BACKENDS = ("numpy", "torch")
 

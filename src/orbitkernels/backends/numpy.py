@@ -1,10 +1,19 @@
-"""NumPy/SciPy back-end: BLAS GEMM, pocketfft (threaded through ``scipy.fft``), NumPy ufuncs."""
+"""NumPy/SciPy back-end: BLAS GEMM, pocketfft (threaded through ``scipy.fft``), NumPy ufuncs.
+
+The two poolings (:meth:`NumpyBackend.trig_pool`, :meth:`NumpyBackend.cdf_pool`) run the
+fused numba kernels of :mod:`._fused` when numba is installed and not switched off
+(``ORBITKERNELS_NUMBA=0`` or :func:`orbitkernels.backends.use_numba`), else the NumPy
+code below, which is their reference.
+"""
 from __future__ import annotations
 
 import os
 
 import numpy as np
 import scipy.fft
+
+from . import _fused
+from ._common import trig_pool_passes
 
 __all__ = ["NumpyBackend"]
 
@@ -95,13 +104,31 @@ class NumpyBackend:
     def take(self, a, idx, axis):
         return np.take(a, idx, axis=axis)
 
+    def trig_pool(self, S, weights, offset=None, layout="nsr"):
+        """Raj et al. 2017, Eq. 7: ``Σ_k w_k cos(S_k + b_j)`` (``offset`` b given), else the pair
+        ``(Σ_k w_k cos S_k, Σ_k w_k sin S_k)``, each (rows, m) in S's precision.
+
+        ``S`` is (rows, m, r) ("nsr") or (r, rows, m) ("rns"), a block the engine made for this
+        pooling alone: the NumPy code computes the phase and the cosine in place in it (no
+        temporaries of S's size); the fused kernel reads it once and leaves it as it was.
+        """
+        if _fused.numba_active() and S.dtype in (np.float32, np.float64):
+            return _fused.trig_pool(S, weights, offset, layout)
+        return trig_pool_passes(self, S, weights, offset, layout)
+
     def cdf_pool(self, S, weights, n_bins, value_range):
         """Weighted CDF over the last axis at the thresholds ``value_range·k/n``, k = -n..n.
 
         ``S`` (rows, m, r) -> (rows, m, 2n+1): ``Σ_k w_k 1{S_k <= τ_b}`` (Mroueh Eq. 3).
         1{P <= s b / n} <=> ceil(P n / s) <= b, so one bincount of the bin index
-        followed by a cumulative sum replaces the 2n+1 comparisons per value.
+        followed by a cumulative sum replaces the 2n+1 comparisons per value; the fused
+        kernel (numba) makes the same numbers in one pass over S.
         """
+        if _fused.numba_active() and S.dtype in (np.float32, np.float64):
+            return _fused.cdf_pool(S, weights, n_bins, value_range)
+        return self._cdf_pool_numpy(S, weights, n_bins, value_range)
+
+    def _cdf_pool_numpy(self, S, weights, n_bins, value_range):
         n, s_ = n_bins, value_range
         rows, m, r = S.shape
         nb = 2 * n + 2

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._common import trig_pool_passes
+
 __all__ = ["TorchBackend"]
 
 
@@ -117,6 +119,11 @@ class TorchBackend:
     def take(self, a, idx, axis):
         idx = self.torch.as_tensor(np.asarray(idx), device=self.device, dtype=self.torch.long)
         return self.torch.index_select(a, axis % a.ndim, idx)
+
+    def trig_pool(self, S, weights, offset=None, layout="nsr"):
+        """Raj et al. 2017, Eq. 7 (see the NumPy back-end): phase and cosine in place in ``S``, then one
+        matrix-vector product per output; ``(cos, sin)`` sums without an offset."""
+        return trig_pool_passes(self, S, weights, offset, layout)
 
     def cdf_pool(self, S, weights, n_bins, value_range):
         """Weighted CDF over the last axis at thresholds ``value_range·k/n`` (see the NumPy back-end)."""

@@ -52,6 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends import get_backend
+from ..backends._common import wsum
 from ..groups.base import can_move_to_templates
 from ..utils.kernels import PairwiseKernel, rbf_from_dots
 from ..utils.validation import check_real
@@ -114,16 +115,13 @@ class CDFPool(EnginePool):
         return parts[0] if len(parts) == 1 else bk.concatenate(parts, 1)
 
 
-def _wsum(bk, V, w, layout):
-    """Σ_k w_k V[..k..] for S laid out (n, s, r) ("nsr") or (r, n, s) ("rns", one GEMV)."""
-    if layout == "nsr":
-        return bk.matmul(V, w)
-    r = V.shape[0]
-    return bk.matmul(w.reshape(1, r), V.reshape(r, -1)).reshape(V.shape[1], V.shape[2])
-
-
 class TrigPool(EnginePool):
-    """LGIKA-RF pooling (Raj Eq. 7): ``scale · Σ_k w_k [cos S_k, sin S_k]`` or ``cos(S_k + b_j)``."""
+    """LGIKA-RF pooling (Raj Eq. 7): ``scale · Σ_k w_k [cos S_k, sin S_k]`` or ``cos(S_k + b_j)``.
+
+    One back-end primitive (``trig_pool``): on the CPU a fused kernel (phase, cosine and
+    weighted mean in one pass over the cache-sized block, :mod:`orbitkernels.backends._fused`)
+    when numba is there, else NumPy passes in place in the block.
+    """
 
     def __init__(self, weights, scale, offset=None):
         self.weights = np.asarray(weights, dtype=float)
@@ -131,16 +129,10 @@ class TrigPool(EnginePool):
         self.offset = None if offset is None else np.asarray(offset, dtype=float)
 
     def __call__(self, S, bk, layout="nsr"):
-        # S is a block the engine made for this pooling alone, so the phase and the
-        # cosine are computed in place: no temporaries of S's size (profiled: ~12% of
-        # the polar path's time went to allocating and filling them).
-        w = bk.asarray(self.weights, S.dtype)
+        res = bk.trig_pool(S, self.weights, self.offset, layout)
         if self.offset is not None:
-            shape = (1, -1, 1) if layout == "nsr" else (1, 1, -1)
-            off = bk.asarray(self.offset, S.dtype).reshape(*shape)
-            return _wsum(bk, bk.cos_(bk.add_(S, off)), w, layout) * self.scale
-        sin = _wsum(bk, bk.sin(S), w, layout)
-        return bk.concatenate([_wsum(bk, bk.cos_(S), w, layout), sin], 1) * self.scale
+            return res * self.scale
+        return bk.concatenate(list(res), 1) * self.scale
 
 
 class LinearPool(EnginePool):
@@ -151,7 +143,7 @@ class LinearPool(EnginePool):
         self.post = None if post is None else np.asarray(post, dtype=float)
 
     def __call__(self, S, bk, layout="nsr"):
-        pooled = _wsum(bk, S, bk.asarray(self.weights, S.dtype), layout)
+        pooled = wsum(bk, S, bk.asarray(self.weights, S.dtype), layout)
         return pooled if self.post is None else bk.matmul(pooled, bk.asarray(self.post, S.dtype))
 
 

@@ -1,0 +1,194 @@
+"""The fused numba kernels (backends/_fused.py) against the NumPy code they replace, run both ways."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import engine_cases
+
+from orbitkernels.backends import _fused, get_backend, numba_active, numba_available, use_numba
+from orbitkernels.features import GroupCDFFeatures
+from orbitkernels.groups import CyclicShift
+
+needs_numba = pytest.mark.skipif(not numba_available(), reason="numba is not installed (the `fast` extra)")
+
+
+@pytest.fixture(params=["numpy", pytest.param("numba", marks=needs_numba)])
+def impl(request):
+    """Runs the test with the fused kernels off ("numpy") and on ("numba")."""
+    with use_numba(request.param == "numba"):
+        yield request.param
+
+
+def _numpy_cdf(S, w, n, value_range):
+    with use_numba(False):
+        return get_backend("numpy").cdf_pool(S, w, n, value_range)
+
+
+def _numpy_trig(S, w, off, layout):
+    with use_numba(False):
+        return get_backend("numpy").trig_pool(np.array(S), w, off, layout)  # the NumPy code writes in S
+
+
+# ------------------------------------------------------------------------------ the switch
+def test_switch_restores_and_reports(impl):
+    assert numba_active() == (impl == "numba")
+    with use_numba(False):
+        assert not numba_active()
+    assert numba_active() == (impl == "numba")
+
+
+def test_switch_without_numba_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(_fused, "_nb", None)
+    assert not numba_available() and not numba_active()
+    with pytest.raises(ImportError, match=r"orbitkernels\[fast\]"):
+        use_numba(True)
+
+
+@needs_numba
+def test_environment_variable_turns_the_kernels_off():
+    code = "from orbitkernels.backends import numba_active; print(numba_active())"
+    for value, expect in (("0", "False"), ("1", "True")):
+        env = dict(os.environ, ORBITKERNELS_NUMBA=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == expect
+
+
+@needs_numba
+def test_bad_input_is_refused():
+    with pytest.raises(TypeError, match="float32 or float64"):
+        _fused.trig_pool(np.zeros((2, 3, 4), dtype=np.int64), np.ones(4))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        _fused.cdf_pool(np.zeros((2, 3, 4), dtype=np.float16), np.ones(4), 3, 1.0)
+    with pytest.raises(ValueError, match="layout"):
+        _fused.trig_pool(np.zeros((2, 3, 4)), np.ones(4), layout="snr")
+    # the kernels do not check bounds, so the wrappers check every length
+    with pytest.raises(ValueError, match="one weight per group element"):
+        _fused.trig_pool(np.zeros((2, 3, 4)), np.ones(3))
+    with pytest.raises(ValueError, match="one weight per group element"):
+        _fused.trig_pool(np.zeros((4, 2, 3)), np.ones(3), layout="rns")
+    with pytest.raises(ValueError, match="one offset per template"):
+        _fused.trig_pool(np.zeros((2, 3, 4)), np.ones(4), np.zeros(2))
+    with pytest.raises(ValueError, match="one weight per group element"):
+        _fused.cdf_pool(np.zeros((2, 3, 4)), np.ones(5), 3, 1.0)
+    with pytest.raises(ValueError, match="3-d block"):
+        _fused.cdf_pool(np.zeros((3, 4)), np.ones(4), 3, 1.0)
+
+
+# ------------------------------------------------------------------------------ the cosine
+@needs_numba
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 4e-7), (np.float64, 1e-13)])
+def test_fast_cosine_accuracy(dtype, tol, rng):
+    # |fast(x) - cos(x)| <= tol·(1 + |x|): the phase's own rounding (x·ulp) is the float32 bound
+    x = np.concatenate([rng.normal(scale=s, size=20000) for s in (0.1, 3.0, 30.0, 3000.0)])
+    x = np.concatenate([x, np.pi * np.arange(-64, 65) / 8]).astype(dtype)  # multiples of π/8: the folds
+    err = np.abs(_fused.fast_cos(x).astype(np.float64) - np.cos(x.astype(np.float64)))
+    assert np.all(err <= tol * (1 + np.abs(x.astype(np.float64))))
+    assert _fused.fast_cos(x).dtype == dtype
+
+
+# ------------------------------------------------------------------------------ CDF pooling
+def _cdf_inputs(rng):
+    n, vr = 5, 1.2
+    edges = vr * np.arange(-n - 2, n + 3) / n  # exactly on the thresholds, and one step beyond both ends
+    cases = {
+        "random": rng.normal(scale=0.7, size=(3, 4, 7)),
+        "on_edges": rng.choice(edges, size=(2, 3, 11)),
+        "outside": rng.choice([-1e6, -10 * vr, 10 * vr, 1e6], size=(2, 2, 5)),
+        "tiny": rng.normal(size=(1, 1, 1)),
+        "one_element": rng.normal(size=(4, 3, 1)),
+        "larger": rng.normal(scale=0.5, size=(9, 33, 64)),
+    }
+    return n, vr, cases
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fused_cdf_pool_is_bit_for_bit_the_numpy_one(dtype, weighted, rng):
+    n, vr, cases = _cdf_inputs(rng)
+    for name, S in cases.items():
+        S = S.astype(dtype)
+        r = S.shape[2]
+        w = rng.uniform(0.1, 1.0, size=r) if weighted else np.full(r, 1.0 / r)
+        w /= w.sum()
+        views = {"contiguous": S, "transposed": np.ascontiguousarray(S.transpose(1, 0, 2)).transpose(1, 0, 2),
+                 "strided": np.repeat(S, 2, axis=2)[:, :, ::2]}
+        for view_name, V in views.items():
+            assert not V.flags.c_contiguous or view_name == "contiguous" or S.size <= S.shape[2]
+            got = _fused.cdf_pool(V, w, n, vr)
+            ref = _numpy_cdf(V, w, n, vr)
+            assert got.dtype == ref.dtype == dtype
+            np.testing.assert_array_equal(got, ref, err_msg=f"{name}/{view_name}")
+
+
+def test_cdf_pool_matches_the_definition_both_ways(impl, rng):
+    # Mroueh Eq. 3 by its 2n+1 comparisons, with values a hair either side of the thresholds. (Exactly on
+    # a threshold, ceil(τ_b·n/range) may round to b + 1 in floating point, so the bin index counts it
+    # above τ_b; both implementations do the same there, which the bit-for-bit test checks.)
+    n, vr = 4, 0.8
+    S = rng.choice(vr * np.arange(-n - 1, n + 2) / n, size=(3, 5, 9)) + rng.choice([1e-9, -1e-9], (3, 5, 9))
+    w = rng.uniform(size=9)
+    w /= w.sum()
+    tau = vr * np.arange(-n, n + 1) / n
+    ref = ((S[..., None] <= tau) * w[None, None, :, None]).sum(2)
+    np.testing.assert_allclose(get_backend("numpy").cdf_pool(S, w, n, vr), ref, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ orbit nonlinearity
+@needs_numba
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-6), (np.float64, 1e-12)])
+@pytest.mark.parametrize("layout", ["nsr", "rns"])
+@pytest.mark.parametrize("with_offset", [True, False])
+def test_fused_trig_pool_matches_the_numpy_one(dtype, tol, layout, with_offset, rng):
+    for shape in [(1, 1, 1), (3, 5, 7), (6, 40, 64), (2, 300, 3)]:
+        rows, m, r = shape
+        S = rng.normal(scale=7.0, size=shape if layout == "nsr" else (r, rows, m)).astype(dtype)
+        w = rng.uniform(size=r)
+        w /= w.sum()
+        off = rng.uniform(0, 2 * np.pi, m) if with_offset else None
+        for V in (S, np.asfortranarray(S)):  # also a non-C-contiguous block
+            before = V.copy()
+            got = _fused.trig_pool(V, w, off, layout)
+            ref = _numpy_trig(V, w, off, layout)
+            np.testing.assert_array_equal(V, before)  # the fused kernel reads S only
+            for g, f in zip(got if off is None else [got], ref if off is None else [ref]):
+                assert g.dtype == dtype and g.shape == (rows, m)
+                np.testing.assert_allclose(g, f, rtol=0, atol=tol)
+
+
+# ------------------------------------------------------------------------------ the estimators
+CASES, MAPS = engine_cases()
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cls, kw", MAPS)
+@pytest.mark.parametrize("path, group, extra", CASES, ids=[c[0] for c in CASES])
+def test_features_unchanged_by_the_fused_kernels(path, group, extra, cls, kw, dtype, rng):
+    if cls is GroupCDFFeatures and path == "data":
+        pytest.skip("GICDF's data side needs a symmetric q")
+    d = int(np.prod(group.image_shape)) if hasattr(group, "image_shape") else group.n_features
+    X = rng.uniform(size=(7, d)).astype(dtype)
+    f = cls(group, random_state=0, **kw, **extra).fit(X)
+    assert f.plan_.path == path
+    with use_numba(True):
+        fused = f.transform(X)
+    with use_numba(False):
+        ref = f.transform(X)
+    if cls is GroupCDFFeatures:
+        np.testing.assert_array_equal(fused, ref)  # the CDF kernel is bit for bit
+    else:
+        np.testing.assert_allclose(fused, ref, rtol=0, atol=3e-6 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("cls, kw", MAPS[:3])
+def test_exact_invariance_on_a_finite_group_both_ways(impl, cls, kw, rng):
+    g = CyclicShift((4, 5))
+    X = rng.uniform(size=(5, 20))
+    f = cls(g, random_state=0, **kw).fit(X)
+    shifted = np.roll(X.reshape(5, 4, 5), (1, 3), axis=(1, 2)).reshape(5, 20)
+    # the orbit of the shifted image is the same set of 20 images: the features agree to rounding
+    # (the FFT of a shifted image differs from the shifted FFT by rounding, so no bit-for-bit claim)
+    np.testing.assert_allclose(f.transform(X), f.transform(shifted), rtol=0, atol=1e-12)
