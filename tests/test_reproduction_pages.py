@@ -157,3 +157,42 @@ def read_json_roundtrip(obj):
     import json
 
     return json.loads(json.dumps(obj))
+
+
+def test_committed_probe_tables_are_current():
+    from orbitkernels.experiments.report import PROBES_PAGE, render_probes
+
+    page = (ROOT / PROBES_PAGE).read_text(encoding="utf-8")
+    assert "<!-- probes:begin -->\n" + render_probes(RESULTS) + "<!-- probes:end -->" in page, \
+        f"{PROBES_PAGE} is stale: run `orbitkernels report`"
+
+
+def test_render_probes_lists_every_variant_and_scalar_field(tmp_path):
+    import json
+
+    from orbitkernels.experiments.report import render_probes
+
+    assert render_probes(tmp_path) == "No probe results yet.\n"
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "x_probes.json").write_text(json.dumps({
+        "protocol": "Does a|b hold?", "script": "benchmarks/probes/paper/x.py",
+        "variants": {"first": {"error": 0.123456, "converged": True, "curve": [1, 2], "load_avg_1min": 3.0},
+                     "second": {"error": None, "n": 7}}}))
+    text = render_probes(tmp_path)
+    assert "### Does a\\|b hold?" in text and "`benchmarks/probes/paper/x.py`" in text
+    assert "| variant | error | converged | n |" in text          # lists and the load average left out
+    assert "| first | 0.1235 | yes | — |" in text and "| second | — | — | 7 |" in text
+
+
+def test_probe_pointers_name_the_probes_of_one_experiment(tmp_path):
+    import json
+
+    from orbitkernels.experiments.report import probe_pointers
+
+    (tmp_path / "a_probes.json").write_text(json.dumps({"protocol": "Why?", "script": "s.py", "experiment": "mnist",
+                                                        "variants": {"v": {"x": 1}}}))
+    (tmp_path / "b_probes.json").write_text(json.dumps({"protocol": "Other", "experiment": "spam", "variants": {}}))
+    lines = probe_pointers(tmp_path, "mnist")
+    assert "- Why? `s.py`, 1 variants." in lines and not any("Other" in l for l in lines)
+    assert any("../fidelity.md" in l for l in lines)
+    assert probe_pointers(tmp_path, "speech") == []

@@ -152,7 +152,8 @@ def _cmd_report(args):
 
     from .bench import render_markdown as bench_markdown
     from .experiments import PAPERS, page_of
-    from .experiments.report import render_readme_block, render_results, update_marked_block, write_page
+    from .experiments.report import (PROBES_PAGE, render_probes, render_readme_block, render_results,
+                                     update_marked_block, write_page)
 
     results, docs = Path(args.results), Path(args.docs)
     written = []
@@ -173,6 +174,9 @@ def _cmd_report(args):
     for path, text in pages.items():
         write_page(text, path)
         written.append(path)
+    probes_page = docs / Path(PROBES_PAGE).relative_to("docs")
+    if update_marked_block(probes_page, "probes", render_probes(results)):
+        written.append(probes_page)
     if args.readme and update_marked_block(args.readme, "results", render_readme_block(results)):
         written.append(Path(args.readme))
     if args.json:

@@ -10,7 +10,11 @@ reproduction's row), ``standardised`` (first-layer features scaled to unit varia
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/layer2_width.py``;
 each finished variant is written at once to ``results/raj2017/layer2_probes.json`` and skipped on a rerun.
+``--d1 20000`` repeats the question at the reproduction's first-layer width (its variants are keyed
+``d1=20000 ...``): the first layer alone and a second layer twice as wide with γ₂ factor 1/16, plain and
+concatenated.
 """
+import argparse
 import os
 import time
 from pathlib import Path
@@ -54,10 +58,14 @@ def loo_fit(F, y, train, test):
                 mae=float(np.mean(np.abs(err))), lam_at_grid_edge=best in (0, len(LAMBDAS) - 1))
 
 
-def main():
+def main(d1=D1):
+    wide = d1 != D1
+    tag = f"d1={d1} " if wide else ""
     store = read_json(OUT) if OUT.exists() else {"protocol": __doc__.strip().splitlines()[0], "fold": FOLD,
                                                  "seed": SEED, "r": R, "d1": D1, "gamma1_factor": GAMMA1,
                                                  "variants": {}}
+    store.setdefault("script", "benchmarks/probes/raj2017/layer2_width.py")
+    store.setdefault("experiment", "qm7")  # the reproduction whose gap it probes
     bunch = load_qm7(n_folds=5, random_state=0)
     X = bunch.X.reshape(len(bunch.X), -1).astype(np.float32)
     y = bunch.T
@@ -66,9 +74,9 @@ def main():
     t0 = time.perf_counter()
     group = CoulombPermutation(23, sampling="montavon", noise=1.0)
     F1 = OrbitFourierFeatures(group, sampling="iid", gamma=GAMMA1 / median_sq_dist(X, seed=SEED),
-                              n_components=D1 // 2, n_group_samples=R,
+                              n_components=d1 // 2, n_group_samples=R,
                               random_state=SEED).fit(X[train]).transform(X).astype(np.float32)
-    store["layer1_seconds"] = round(time.perf_counter() - t0, 1)
+    store[f"{tag}layer1_seconds".replace(" ", "_")] = round(time.perf_counter() - t0, 1)
 
     def record(key, fn):
         if key in store["variants"]:
@@ -81,7 +89,7 @@ def main():
         atomic_write_json(OUT, store)
         print(key, res, flush=True)
 
-    record("layer1", lambda: loo_fit(F1, y, train, test))
+    record(f"{tag}layer1", lambda: loo_fit(F1, y, train, test))
     sd = F1[train].std(axis=0)
     F1s = (F1 - F1[train].mean(axis=0)) / np.where(sd > 0, sd, 1.0)
     def run(d2, f2, mode):
@@ -94,10 +102,14 @@ def main():
         return loo_fit(F2, y, train, test)
 
     grid = [(d2, f2, mode) for d2 in WIDTHS for f2 in FACTORS2 for mode in MODES] + EXTRA
+    if wide:
+        grid = [(2 * d1, 1 / 16, "plain"), (2 * d1, 1 / 16, "concat")]
     for d2, f2, mode in grid:
-        record(f"d2={d2} f2={f2:g} {mode}", lambda: run(d2, f2, mode))
+        record(f"{tag}d2={d2} f2={f2:g} {mode}", lambda: run(d2, f2, mode))
 
 
 if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--d1", type=int, default=D1, help="first-layer width (default the probe's 4000)")
     with threadpool_limits(1):
-        main()
+        main(ap.parse_args().d1)

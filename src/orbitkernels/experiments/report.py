@@ -16,7 +16,10 @@ from . import page_of
 from ._runner import default_results_dir
 
 __all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder", "write_page",
-           "fill_notes", "main"]
+           "fill_notes", "render_probes", "probe_pointers", "PROBES_PAGE", "main"]
+
+#: The page whose generated block (``<!-- probes:begin -->`` ... ``<!-- probes:end -->``) lists every probe.
+PROBES_PAGE = "docs/fidelity.md"
 
 TITLES = {
     "mroueh2015": "Mroueh, Voinea & Poggio 2015 — group-invariant CDF features",
@@ -201,7 +204,22 @@ def render_paper_page(paper, title, claims, results_dir, *, headline, tables, in
         lines += headline(res["headline"]) + [""]
         lines += tables(name, res["data"])
         lines += notes(res)
+        lines += probe_pointers(folder, name)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def probe_pointers(folder, experiment):
+    """Lines naming the probes of ``experiment`` (``<folder>/*_probes.json`` whose ``experiment`` field names it):
+    the question each asks and its script; their tables are on :data:`PROBES_PAGE`."""
+    out = []
+    for path in sorted(Path(folder).glob("*_probes.json")):
+        res = read_json(path)
+        if res.get("experiment") == experiment:
+            out.append(f"- {_md(res.get('protocol', path.stem))} `{res.get('script', '(script not recorded)')}`, "
+                       f"{len(res.get('variants') or {})} variants.")
+    if not out:
+        return []
+    return ["**Probes** of the gaps (tables on the [fidelity page](../fidelity.md)):", ""] + out + [""]
 
 
 _BLOCK = re.compile(r"<!--\s*(note|list):\s*(\w+)(?:\s+sep=\"([^\"]*)\")?\s*-->")
@@ -256,6 +274,40 @@ def fill_notes(template, values):
         items = values[name] if isinstance(values[name], list) else [values[name]]
         out += [_fill(body, v, blocks) for v in items]
     return " ".join(out)
+
+
+def _probe_cell(v):
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return _md(format_value(v))
+
+
+def render_probes(results_dir="results"):
+    """Tables of every probe file ``results/<paper>/*_probes.json``: one row per variant, one column per scalar
+    field the variants recorded (the machine's load average left out), headed by the question the probe asks
+    (its ``protocol``) and the committed script that wrote it (its ``script``)."""
+    root = Path(results_dir)
+    out = []
+    for path in sorted(root.glob("*/*_probes.json")):
+        res = read_json(path)
+        variants = res.get("variants") or {}
+        cols = []
+        for v in variants.values():
+            cols += [k for k, x in v.items() if k not in cols and k != "load_avg_1min"
+                     and (x is None or isinstance(x, (int, float, str, bool)))]
+        rel = path.relative_to(root).as_posix()
+        out += [f"### {_md(res.get('protocol', path.stem))}", "",
+                f"Script `{res.get('script', '(not recorded)')}`; results `results/{rel}`"
+                f" ({len(variants)} variants).", ""]
+        if variants:
+            out += ["| variant | " + " | ".join(_md(c) for c in cols) + " |",
+                    "|---" * (len(cols) + 1) + "|"]
+            out += [f"| {_md(k)} | " + " | ".join(_probe_cell(v.get(c)) for c in cols) + " |"
+                    for k, v in variants.items()]
+            out.append("")
+    if not out:
+        return "No probe results yet.\n"
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def write_page(text, path):
