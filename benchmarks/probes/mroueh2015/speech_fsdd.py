@@ -1,5 +1,6 @@
-"""Mroueh et al. (2015, Fig. 3) on FSDD: the dataset's official split next to its anchor, and representations
-within the paper's framework that lift the unseen-speaker accuracy from the reproduction's 24%.
+"""Mroueh et al. (2015, Fig. 3) on FSDD: the official split beside its anchor; representations within the framework.
+
+Representations within the paper's framework that lift the unseen-speaker accuracy from the reproduction's 24%.
 
 The reproduction (``orbitkernels reproduce mroueh2015 --experiment speech``) projects raw 4 kHz waveforms on
 Gaussian templates under pitch x rate and reaches 24% on two unseen speakers. Every variant here is run on both
