@@ -136,6 +136,46 @@ def test_same_version_and_configuration_are_kept_and_said(tmp_path, capsys):
     assert other.n_resumed == 0 and "another configuration" in capsys.readouterr().err
 
 
+def test_cell_scope_keeps_the_cells_whose_part_of_the_configuration_is_unchanged(tmp_path, capsys):
+    from orbitkernels.experiments._runner import ExperimentRun
+
+    def scope(config, key):
+        return {"shared": config["shared"], "grid": config["grid"][key.split("|")[0]]}
+
+    old = {"shared": 1, "grid": {"a": 1, "b": 2}}
+    run = ExperimentRun("toy", "exp", old, out_dir=tmp_path, cell_scope=scope)
+    for key in ("a|0", "b|0"):
+        run.cell(key, lambda key=key: {"v": key})
+    run.finish({})
+    # a configuration added to the grid and another changed: only the untouched one's cells are kept
+    grown = ExperimentRun("toy", "exp", {"shared": 1, "grid": {"a": 1, "b": 3, "c": 4}}, out_dir=tmp_path,
+                          cell_scope=scope)
+    assert grown.has("a|0") and not grown.has("b|0") and grown.n_resumed == 1
+    assert "1 of its 2 cells depend only on unchanged parts" in capsys.readouterr().err
+    # a change of what every cell depends on: nothing is kept; an unreadable scope keeps nothing either
+    assert ExperimentRun("toy", "exp", {"shared": 2, "grid": {"a": 1}}, out_dir=tmp_path,
+                         cell_scope=scope).n_resumed == 0
+    assert ExperimentRun("toy", "exp", {"shared": 1}, out_dir=tmp_path, cell_scope=scope).n_resumed == 0
+    # without a scope any change of the configuration recomputes every cell, as before
+    assert ExperimentRun("toy", "exp", {"shared": 1, "grid": {"a": 1, "b": 2, "c": 4}},
+                         out_dir=tmp_path).n_resumed == 0
+
+
+def test_molecules3d_cell_scope_follows_each_configuration():
+    from orbitkernels.experiments.molecules3d import CONFIGS, _cell_scope
+
+    cfg = {"name": "full", **CONFIGS["qm7"]["full"], "seed": 0}
+    grown = {**cfg, "configurations": {**cfg["configurations"], "new": {"gammas": [1.0], "blocks": []}},
+             "time_budget_s": 1}
+    name = next(iter(cfg["configurations"]))
+    for key in (f"{name}|0", f"{name}+layer2|3", "cost"):
+        assert _cell_scope(cfg, key) == _cell_scope(grown, key)
+    changed = {**cfg, "layer2": {**cfg["layer2"], "n_components": 1}}
+    assert _cell_scope(cfg, f"{name}|0") == _cell_scope(changed, f"{name}|0")
+    assert _cell_scope(cfg, f"{name}+layer2|0") != _cell_scope(changed, f"{name}+layer2|0")
+    assert _cell_scope({**cfg, "alphas": [1.0]}, "cost") != _cell_scope(cfg, "cost")
+
+
 def test_malformed_stored_cell_names_the_file_and_the_cell(tmp_path):
     from orbitkernels._version import __version__
     from orbitkernels.experiments._runner import ExperimentRun, StoredCellError
@@ -328,8 +368,6 @@ def test_reproduce_never_downloads_without_the_flag(tmp_path, capsys, offline):
 
 
 def test_download_flag_reaches_the_loaders(tmp_path, capsys, monkeypatch, offline):
-    from orbitkernels.experiments import raj2017
-
     seen = {}
 
     def fake_loader(*a, download=True, **k):

@@ -289,3 +289,22 @@ def test_molecules3d_time_budget_leaves_cells_for_a_resumed_run(tmp_path, monkey
     res = get_experiments("molecules3d")["qm7"](quick=True, out_dir=tmp_path)
     assert res["data"]["rows"] == [] and "mol_rbf_s1|0" in res["data"]["skipped_cells"]
     assert "left for a resumed run" in res["notes"]
+
+
+def test_five_fold_probe_table_lists_finished_variants_only(tmp_path):
+    from orbitkernels.experiments.molecules3d import FIVE_FOLD_PROBES, _five_fold_probe_lines
+
+    path = tmp_path / FIVE_FOLD_PROBES
+    assert _five_fold_probe_lines(path) == []  # no probe file: no table
+    rec = {"script": "benchmarks/probes/molecules3d/five_fold_wider.py", "folds": {"r64": {"0": {}}, "s512": {}},
+           "variants": {"atoms_rbf_multiscale r64": {"rmse": 4.9971, "mae": 3.509, "rmse_per_fold": "5.05 / 4.69",
+                                                     "n_features": 3840, "n_group_samples": 64,
+                                                     "gammas": "0.1 / 0.3 / 1.0", "feature_s": 319.6}}}
+    path.write_text(json.dumps(rec))
+    lines = _five_fold_probe_lines(path)
+    rows = [line for line in lines if line.startswith("| `")]
+    assert rows == ["| `atoms_rbf_multiscale r64` | 3840 | 64 | 0.1 / 0.3 / 1.0 | 5.00 | 3.51 | 5.05 / 4.69 | 320 |"]
+    assert any("five_fold_wider.py" in line for line in lines)
+    rec["variants"] = {}
+    path.write_text(json.dumps(rec))
+    assert _five_fold_probe_lines(path) == []  # folds still running: nothing to show yet

@@ -162,7 +162,7 @@ def bench_rotations_rf(quick=False):
     """
     from sklearn.kernel_approximation import RBFSampler
 
-    from .backends import numba_available, use_numba
+    from .backends import numba_available
     from .features import OrbitFourierFeatures
     from .groups import ImageRotation
     from .groups.polar import PolarRotation
@@ -655,6 +655,10 @@ VARIANTS = {
         {"variant": "fused inverse real DFT + cosine pool straight from the FFT spectrum (no transposition, no c2r)",
          "status": "reverted", "evidence": "benchmarks/probes/perf/spectral_pool.py: 524 ns per (image, template) "
                                            "against 246 ns for transposition + c2r + fused pool"},
+        {"variant": "the per-frequency GEMM block by block (a few rows that stay in cache from the GEMM through the "
+                    "inverse FFTs to the pooling) instead of once per memory chunk", "status": "reverted",
+         "evidence": "benchmarks/probes/perf/correlate_block.py (results/bench/correlate_block_probe.json): slower at "
+                     "every block size, 1.1x to 9x, for s = 2000 / 64 angles and s = 7000 / 100 angles"},
         {"variant": "polar resampling as a numba sparse gather", "status": "not tried",
          "evidence": "profile of the default estimator: the SciPy CSR product is under 1% of transform time"},
     ],

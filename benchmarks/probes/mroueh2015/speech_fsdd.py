@@ -62,9 +62,8 @@ def waveforms():
 
 def mel_filterbank(n_mels=N_MELS, n_fft=N_FFT, rate=RATE):
     """Triangular filters equally spaced on the mel scale from 0 Hz to the Nyquist frequency."""
-    mel = lambda f: 2595.0 * np.log10(1.0 + f / 700.0)
-    inv = lambda m: 700.0 * (10.0 ** (m / 2595.0) - 1.0)
-    edges = inv(np.linspace(0.0, mel(rate / 2), n_mels + 2))
+    top = 2595.0 * np.log10(1.0 + (rate / 2) / 700.0)                   # Nyquist on the mel scale
+    edges = 700.0 * (10.0 ** (np.linspace(0.0, top, n_mels + 2) / 2595.0) - 1.0)
     freqs = np.linspace(0.0, rate / 2, n_fft // 2 + 1)
     fb = np.zeros((n_mels, len(freqs)))
     for i in range(n_mels):

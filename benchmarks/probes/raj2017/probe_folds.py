@@ -1,9 +1,9 @@
 """Probe recorded in its results file (the "scripts" entry of results/raj2017/*_trials.json), kept as it was run
 on 2026-11-22 (library 0.1.0); run from the repository root with ORBITKERNELS_DATA set. Later API changes may
 need small edits: the recorded numbers are what it printed then."""
-import json, time, numpy as np
+import json, numpy as np
 from orbitkernels.experiments import raj2017 as R
-from orbitkernels.experiments._raj_eval import LooRidge, regression_scores
+from orbitkernels.experiments._raj_eval import LooRidge
 cfg = dict(R.CONFIGS["qm7"]["reduced"])
 data = R._QM7(cfg, 0)
 y = data.T

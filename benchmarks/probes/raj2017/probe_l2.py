@@ -1,7 +1,7 @@
 """Probe recorded in its results file (the "scripts" entry of results/raj2017/*_trials.json), kept as it was run
 on 2026-11-22 (library 0.1.0); run from the repository root with ORBITKERNELS_DATA set. Later API changes may
 need small edits: the recorded numbers are what it printed then."""
-import time, json, sys, numpy as np
+import time, json, numpy as np
 from orbitkernels.experiments import raj2017 as R
 from orbitkernels.experiments._raj_eval import LooRidge, regression_scores, second_layer
 cfg = dict(R.CONFIGS["qm7"]["reduced"]); cfg["n_molecules"] = None

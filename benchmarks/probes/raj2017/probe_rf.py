@@ -2,7 +2,6 @@
 on 2026-11-22 (library 0.1.0); run from the repository root with ORBITKERNELS_DATA set. Later API changes may
 need small edits: the recorded numbers are what it printed then."""
 import sys, json, time
-import numpy as np
 from orbitkernels.experiments import raj2017 as R
 dim = int(sys.argv[1]); f = float(eval(sys.argv[2])); folds = [int(k) for k in sys.argv[3].split(',')]
 cfg = dict(R.CONFIGS["qm7"]["reduced"]); cfg["layer2_dim"] = 0

@@ -103,12 +103,18 @@ class ExperimentRun:
         Tiny configuration for tests; written under a separate name.
     resume : bool
         Reuse cells of an earlier interrupted run with the same configuration.
+    cell_scope : callable, optional
+        ``cell_scope(config, key)`` -> the part of a configuration that the cell ``key`` depends on (any
+        JSON-able value). With it, a run whose configuration changed elsewhere (a configuration added to a
+        grid, say) still reuses every stored cell whose scope is unchanged; without it, any change of the
+        configuration recomputes every cell.
     """
 
-    def __init__(self, paper, name, config, *, out_dir=None, quick=False, resume=True):
+    def __init__(self, paper, name, config, *, out_dir=None, quick=False, resume=True, cell_scope=None):
         self.paper = paper
         self.name = name
         self.config = dict(config)
+        self.cell_scope = cell_scope
         self.quick = bool(quick)
         root = Path(out_dir) if out_dir is not None else default_results_dir()
         stem = f"{name}_quick" if quick else name
@@ -152,7 +158,8 @@ class ExperimentRun:
                 _say(f"{label}: the cells stored in {path} are malformed (not a mapping); recomputing every cell")
             return
         version = state.get("library_version")
-        if _canonical(state.get("config")) != _canonical(self.config):
+        same_config = _canonical(state.get("config")) == _canonical(self.config)
+        if not same_config and (self.cell_scope is None or not isinstance(state.get("config"), dict)):
             _say(f"{label}: {path} was made with another configuration; its {len(cells)} cells are not reused, "
                  "recomputing every cell")
             return
@@ -165,6 +172,12 @@ class ExperimentRun:
         if bad:  # JSON keys are always strings; anything else means the file was not written by this runner
             _say(f"{label}: {path} holds malformed cell keys {bad[:3]}; recomputing every cell")
             return
+        if not same_config:
+            old = state["config"]
+            kept = {k: v for k, v in cells.items() if self._same_scope(old, k)}
+            _say(f"{label}: {path} was made with another configuration; {len(kept)} of its {len(cells)} cells "
+                 "depend only on unchanged parts of it and are reused")
+            cells = kept
         self.cells = {k: _stored(v, f"cell {k!r} of {path}") for k, v in cells.items()}
         try:
             self._elapsed_before = float(state.get("wall_time_s", 0.0))
@@ -172,8 +185,16 @@ class ExperimentRun:
             self._elapsed_before = 0.0
         self.n_resumed = len(self.cells)
         self.resumed_from = path
-        _say(f"{label}: kept {self.n_resumed} finished cells from {path} (same configuration, orbitkernels "
-             f"{__version__}); any other cell is computed")
+        how = "same configuration" if same_config else "cells whose part of the configuration is unchanged"
+        _say(f"{label}: kept {self.n_resumed} finished cells from {path} ({how}, orbitkernels {__version__}); "
+             "any other cell is computed")
+
+    def _same_scope(self, old_config, key):
+        """Whether cell ``key`` of a run made with ``old_config`` depends only on what this run has unchanged."""
+        try:
+            return _canonical(self.cell_scope(old_config, key)) == _canonical(self.cell_scope(self.config, key))
+        except (KeyError, IndexError, TypeError, ValueError):  # a key or a configuration the scope cannot read
+            return False
 
     # -- cells -------------------------------------------------------------
     @staticmethod

@@ -437,7 +437,7 @@ def _mnist_left_key(run, r, n, m):
 def _mnist_left_cells(run, d):
     """Left plot: accuracy against the number of templates at the full pool, 5 and 25 bins from one projection;
     nested template subsets of one draw of the largest size."""
-    cfg, L = d.cfg, d.cfg["left"]
+    L = d.cfg["left"]
     for r in progress(range(L["n_template_draws"]), desc="mnist templates"):
         if all(run.has(_mnist_left_key(run, r, n, m)) for n in L["bins"] for m in L["templates"]):
             continue

@@ -15,8 +15,8 @@ from ..utils.io import atomic_write_bytes, read_json
 from . import page_of
 from ._runner import default_results_dir
 
-__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder", "write_page",
-           "fill_notes", "render_probes", "probe_pointers", "PROBES_PAGE", "main"]
+__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder",
+           "write_page", "fill_notes", "render_probes", "probe_pointers", "PROBES_PAGE", "main"]
 
 #: The page whose generated block (``<!-- probes:begin -->`` ... ``<!-- probes:end -->``) lists every probe.
 PROBES_PAGE = "docs/fidelity.md"
@@ -89,8 +89,9 @@ def render_results(results_dir="results"):
                   "| --- | --- | --- | --- | --- | --- |"]
         for name, res in items:
             for cell in res["headline"]:
-                lines.append(f"| [{name}](../results/{paper}/{name}.json) | {_md(cell.get('name'))} | {_fmt(cell.get('ours'))} "
-                             f"| {_fmt(cell.get('paper'))} | {cell.get('better', '')} | {_verdict(cell)} |")
+                lines.append(f"| [{name}](../results/{paper}/{name}.json) | {_md(cell.get('name'))} | "
+                             f"{_fmt(cell.get('ours'))} | {_fmt(cell.get('paper'))} | {cell.get('better', '')} | "
+                             f"{_verdict(cell)} |")
         lines.append("")
     return "\n".join(lines) + "\n"
 

@@ -59,17 +59,29 @@ class CyclicCorrelator:
         c = 2 * itemsize
         return self.s * self.nf * c * 2 + self.B * self.nf * c * 2 + self.s * self.r * itemsize * 3
 
-    def spectrum(self, Xc):
-        """Xc: (n, B, *L) back-end array -> the correlations' spectrum C: (nf, n, s) complex."""
+    def data_spectrum(self, Xc):
+        """Xc: (n, B, *L) back-end array -> the rows' spectrum Xh: (nf, n, B) complex (conjugated for "data").
+
+        Small (B·nf per row, against s·nf for the correlations): the engine keeps it for a whole chunk
+        and correlates it with the templates block by block (:meth:`correlate`).
+        """
         bk = self.bk
         n = Xc.shape[0]
         Xh = bk.rfftn(Xc, tuple(range(2, 2 + len(self.L))))  # (n, B, *F)
         Xh = bk.permute(Xh.reshape(n, self.B, self.nf), (2, 0, 1))  # (nf, n, B)
         if self.convention == "data":
             Xh = bk.conj(Xh)
+        return bk.contiguous(Xh)
+
+    def correlate(self, Xh):
+        """Xh: (nf, n, B) rows' spectrum (or a block of its rows) -> the correlations' spectrum C: (nf, n, s)."""
         if self.B == 1:
             return Xh * self.Th  # (nf, n, s): a broadcast product
-        return bk.matmul(bk.contiguous(Xh), self.Th)  # (nf, n, B) @ (nf, B, s): one complex GEMM per frequency
+        return self.bk.matmul(Xh, self.Th)  # (nf, n, B) @ (nf, B, s): one complex GEMM per frequency
+
+    def spectrum(self, Xc):
+        """Xc: (n, B, *L) back-end array -> the correlations' spectrum C: (nf, n, s) complex."""
+        return self.correlate(self.data_spectrum(Xc))
 
     def inverse(self, C):
         """C: (nf, n, s) spectrum (or a block of its rows) -> S: (n, s, r).
