@@ -184,6 +184,29 @@ def test_render_probes_lists_every_variant_and_scalar_field(tmp_path):
     assert "| first | 0.1235 | yes | — |" in text and "| second | — | — | 7 |" in text
 
 
+def test_probe_file_writes_each_variant_at_once_and_skips_it_on_a_rerun(tmp_path):
+    from orbitkernels.experiments.report import ProbeFile, probe_pointers, render_probes
+
+    path = tmp_path / "paper" / "y_probes.json"
+    path.parent.mkdir()
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"error": 0.25}
+
+    probes = ProbeFile(path, protocol="Does it?", script="benchmarks/probes/paper/y.py", experiment="mnist", seed=3)
+    probes.record("v1", compute)
+    assert path.exists() and calls == [1]
+    again = ProbeFile(path, protocol="changed", script="other.py", experiment="other", seed=4)
+    again.record("v1", compute)  # stored: not recomputed, and the stored settings win
+    assert calls == [1] and again.store["protocol"] == "Does it?" and again.store["seed"] == 3
+    v = again.store["variants"]["v1"]
+    assert v["error"] == 0.25 and v["seconds"] >= 0 and "load_avg_1min" in v
+    again.save("v2", {"error": 0.5})
+    assert "| v2 | 0.5 |" in render_probes(tmp_path) and probe_pointers(path.parent, "mnist")
+
+
 def test_probe_pointers_name_the_probes_of_one_experiment(tmp_path):
     import json
 

@@ -15,7 +15,6 @@ same templates 400 and 1600 i.i.d. elements give 98.35% / 98.37%. This probe, on
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/mroueh2015/mnist_fig2.py``;
 each finished variant is written at once to ``results/mroueh2015/mnist_fig2_probes.json`` and skipped on a rerun.
 """
-import os
 import time
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from orbitkernels.experiments._common import seed_from
 from orbitkernels.experiments._mroueh_rls import rls_fit_predict
 from orbitkernels.experiments.mroueh2015 import _cdf_multi, _gram_blocks, _Mnist, mnist_config
 from orbitkernels.features import GroupCDFFeatures
-from orbitkernels.utils.io import atomic_write_json, read_json
+from orbitkernels.experiments.report import ProbeFile
 
 OUT = Path("results/mroueh2015/mnist_fig2_probes.json")
 SEED, N_BINS, N_TEMPLATES = 0, 50, 500
@@ -50,17 +49,10 @@ def features(d, sampling, n_group):
 
 
 def main():
-    store = read_json(OUT) if OUT.exists() else {
-        "protocol": __doc__.strip().splitlines()[0], "n_bins": N_BINS, "n_templates": N_TEMPLATES, "seed": SEED,
-        "per_class": 1000, "n_test": 10000, "variants": {}}
-    store.setdefault("script", "benchmarks/probes/mroueh2015/mnist_fig2.py")
-    store.setdefault("experiment", "mnist")  # the reproduction whose gap it probes
-
-    def record(key, res):
-        res["load_avg_1min"] = round(os.getloadavg()[0], 2)
-        store["variants"][key] = res
-        atomic_write_json(OUT, store)
-        print(key, res, flush=True)
+    probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
+                       script="benchmarks/probes/mroueh2015/mnist_fig2.py", experiment="mnist",
+                       n_bins=N_BINS, n_templates=N_TEMPLATES, seed=SEED, per_class=1000, n_test=10000)
+    record = probes.save
 
     d = _Mnist(mnist_config(False, SEED), SEED)
     # the linear rows (the paper's RLS) of every variant first, then the Gaussian rows (each costs one RLS per
@@ -68,7 +60,7 @@ def main():
     rows = [(g, sampling, G, False) for g in (False, True) for sampling, G in VARIANTS] + [(True, "qmc", 400, True)]
     for gaussian, sampling, G, wide in rows:
         key = f"{sampling} |G|={G} {'Gaussian' if gaussian else 'linear'} RLS" + (", wider grids" if wide else "")
-        if key in store["variants"]:
+        if probes.has(key):
             continue
         t0 = time.perf_counter()
         Ftr, Fte = features(d, sampling, G)

@@ -27,8 +27,6 @@ Variants (CDF(n_bins, n_templates) = ``GroupCDFFeatures``):
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/mroueh2015/speech_fsdd.py``;
 each finished variant is written at once to ``results/mroueh2015/speech_fsdd_probes.json`` and skipped on a rerun.
 """
-import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +39,7 @@ from orbitkernels.experiments._mroueh_rls import rls_fit_predict
 from orbitkernels.experiments.mroueh2015 import SPEECH_FULL, speech_group
 from orbitkernels.features import GroupCDFFeatures
 from orbitkernels.groups import CyclicShift
-from orbitkernels.utils.io import atomic_write_json, read_json
+from orbitkernels.experiments.report import ProbeFile
 
 OUT = Path("results/mroueh2015/speech_fsdd_probes.json")
 SEED = 0
@@ -131,26 +129,15 @@ def scattering_anchor(W, y, tr, te, J=8, Q=12):
 
 
 def main():
-    store = read_json(OUT) if OUT.exists() else {"protocol": __doc__.strip().splitlines()[0], "seed": SEED,
-                                                 "variants": {}}
-    store.setdefault("script", "benchmarks/probes/mroueh2015/speech_fsdd.py")
-    store.setdefault("experiment", "speech")  # the reproduction whose gap it probes
+    probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
+                       script="benchmarks/probes/mroueh2015/speech_fsdd.py", experiment="speech", seed=SEED)
     W, y, meta, W8 = waveforms()
     Wn = unit(W)
     splits = {"official": fsdd_split(meta, scheme="official"),
               "speaker": fsdd_split(meta, scheme="speaker", test_speakers=tuple(SPEECH_FULL["test_speakers"]))}
     S = S8 = None
 
-    def record(key, fn):
-        if key in store["variants"]:
-            return
-        t = time.perf_counter()
-        res = fn()
-        res["seconds"] = round(time.perf_counter() - t, 1)
-        res["load_avg_1min"] = round(os.getloadavg()[0], 2)
-        store["variants"][key] = res
-        atomic_write_json(OUT, store)
-        print(key, res, flush=True)
+    record = probes.record
 
     pitch_rate = speech_group(N_SAMPLES, SPEECH_FULL["pitch_cents"], tuple(SPEECH_FULL["rate_range"]))
     for split, (tr, te) in splits.items():

@@ -16,7 +16,6 @@ concatenated; ``--fold k`` runs it on outer fold k (keys ``fold=k ...``; fold 0 
 five folds give a mean comparable with the paper's row.
 """
 import argparse
-import os
 import time
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.datasets import load_qm7
 from orbitkernels.groups import CoulombPermutation
 from orbitkernels.models.ridge import RidgePath
-from orbitkernels.utils.io import atomic_write_json, read_json
+from orbitkernels.experiments.report import ProbeFile
 
 OUT = Path("results/raj2017/layer2_probes.json")
 SEED, FOLD, R = 0, 0, 70
@@ -62,11 +61,9 @@ def loo_fit(F, y, train, test):
 def main(d1=D1, fold=FOLD):
     wide = d1 != D1
     tag = (f"fold={fold} " if fold != FOLD else "") + (f"d1={d1} " if wide else "")
-    store = read_json(OUT) if OUT.exists() else {"protocol": __doc__.strip().splitlines()[0], "fold": FOLD,
-                                                 "seed": SEED, "r": R, "d1": D1, "gamma1_factor": GAMMA1,
-                                                 "variants": {}}
-    store.setdefault("script", "benchmarks/probes/raj2017/layer2_width.py")
-    store.setdefault("experiment", "qm7")  # the reproduction whose gap it probes
+    probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
+                       script="benchmarks/probes/raj2017/layer2_width.py", experiment="qm7",
+                       fold=FOLD, seed=SEED, r=R, d1=D1, gamma1_factor=GAMMA1)
     bunch = load_qm7(n_folds=5, random_state=0)
     X = bunch.X.reshape(len(bunch.X), -1).astype(np.float32)
     y = bunch.T
@@ -77,18 +74,9 @@ def main(d1=D1, fold=FOLD):
     F1 = OrbitFourierFeatures(group, sampling="iid", gamma=GAMMA1 / median_sq_dist(X, seed=SEED),
                               n_components=d1 // 2, n_group_samples=R,
                               random_state=SEED).fit(X[train]).transform(X).astype(np.float32)
-    store[f"{tag}layer1_seconds".replace(" ", "_")] = round(time.perf_counter() - t0, 1)
+    probes.store[f"{tag}layer1_seconds".replace(" ", "_")] = round(time.perf_counter() - t0, 1)
 
-    def record(key, fn):
-        if key in store["variants"]:
-            return
-        t = time.perf_counter()
-        res = fn()
-        res["seconds"] = round(time.perf_counter() - t, 1)
-        res["load_avg_1min"] = os.getloadavg()[0]
-        store["variants"][key] = res
-        atomic_write_json(OUT, store)
-        print(key, res, flush=True)
+    record = probes.record
 
     record(f"{tag}layer1", lambda: loo_fit(F1, y, train, test))
     sd = F1[train].std(axis=0)

@@ -22,7 +22,6 @@ each finished variant is written at once to ``results/teo2007/support_vectors_pr
 rerun (``--draws 0 1 2`` chooses the draws).
 """
 import argparse
-import os
 import time
 from pathlib import Path
 
@@ -34,7 +33,7 @@ from orbitkernels.datasets import load_mnist
 from orbitkernels.experiments._common import stratified
 from orbitkernels.experiments.teo2007 import MNIST_FULL, mnist_transformations, ovo_predict
 from orbitkernels.models import InvariantSVC
-from orbitkernels.utils.io import atomic_write_json, read_json
+from orbitkernels.experiments.report import ProbeFile
 
 OUT = Path("results/teo2007/support_vectors_probes.json")
 SEED, PER_CLASS, GAMMA, C = 0, 50, 0.02, 10.0   # the reproduction's seed, largest size and selected (γ, C)
@@ -72,22 +71,10 @@ def invariant(X, y, Xte, yte, V, n, transformations, C, tol):
 
 
 def main(draws):
-    store = read_json(OUT) if OUT.exists() else {
-        "protocol": __doc__.strip().splitlines()[0], "per_class": PER_CLASS, "gamma": GAMMA, "C": C,
-        "seed": SEED, "variants": {}}
-    store.setdefault("script", "benchmarks/probes/teo2007/support_vectors.py")
-    store.setdefault("experiment", "mnist")  # the reproduction whose gap it probes
-
-    def record(key, fn):
-        if key in store["variants"]:
-            return
-        t = time.perf_counter()
-        res = fn()
-        res["seconds"] = round(time.perf_counter() - t, 1)
-        res["load_avg_1min"] = round(os.getloadavg()[0], 2)
-        store["variants"][key] = res
-        atomic_write_json(OUT, store)
-        print(key, res, flush=True)
+    probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
+                       script="benchmarks/probes/teo2007/support_vectors.py", experiment="mnist",
+                       per_class=PER_CLASS, gamma=GAMMA, C=C, seed=SEED)
+    record = probes.record
 
     for draw in draws:
         X, y, Xte, yte, trans = data(draw)

@@ -6,12 +6,14 @@ are exactly the numbers measured.
 """
 from __future__ import annotations
 
+import os
 import re
 import string
 import sys
+import time
 from pathlib import Path
 
-from ..utils.io import atomic_write_bytes, read_json
+from ..utils.io import atomic_write_bytes, atomic_write_json, read_json
 from . import page_of
 from ._runner import default_results_dir
 
@@ -309,6 +311,41 @@ def render_probes(results_dir="results"):
     if not out:
         return "No probe results yet.\n"
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+class ProbeFile:
+    """A probe's results file, in the format :func:`render_probes` reads: ``protocol`` (the question), ``script``
+    (the committed script that writes it), ``experiment`` (the reproduction whose gap it probes), any other
+    settings, and ``variants``. Each finished variant is written at once and skipped on a rerun, so a probe
+    can be interrupted and resumed.
+    """
+
+    def __init__(self, path, *, protocol, script, experiment, **settings):
+        self.path = Path(path)
+        self.store = read_json(self.path) if self.path.exists() else {"protocol": protocol, **settings,
+                                                                        "variants": {}}
+        self.store.setdefault("script", script)
+        self.store.setdefault("experiment", experiment)
+
+    def has(self, key):
+        return key in self.store["variants"]
+
+    def save(self, key=None, result=None):
+        """Store ``result`` as variant ``key`` (stamped with the machine's load average) and write the file."""
+        if key is not None:
+            result["load_avg_1min"] = round(os.getloadavg()[0], 2)
+            self.store["variants"][key] = result
+            print(key, result, flush=True)
+        atomic_write_json(self.path, self.store)
+
+    def record(self, key, compute):
+        """``compute()`` -> a dict of results, timed into ``seconds``; skipped when ``key`` is stored."""
+        if self.has(key):
+            return
+        t = time.perf_counter()
+        result = compute()
+        result["seconds"] = round(time.perf_counter() - t, 1)
+        self.save(key, result)
 
 
 def write_page(text, path):
