@@ -524,3 +524,49 @@ def test_user_settings_are_error_lines_not_tracebacks(tmp_path, capsys, monkeypa
     assert rc == 1 and err.startswith("orbitkernels: error: unknown configuration 'huge'")
     rc, _, err = _cli(["bench", "--name", "nope", "--out", str(tmp_path)], capsys)
     assert rc == 2 and "unknown benchmark(s) nope" in err
+
+
+def test_configurations_differing_in_the_last_bits_of_derived_floats_are_the_same():
+    """A λ grid of 10 ** arange(...) differs in its last bit between NumPy releases (1e-05 vs
+    9.999999999999999e-06): a stored cell is not recomputed for that, but a real change still counts."""
+    from orbitkernels.experiments._runner import _canonical
+
+    assert _canonical({"lambdas": [1e-05, 0.1]}) == _canonical({"lambdas": [9.999999999999999e-06, 0.1]})
+    assert _canonical({"g": np.float32(0.25)}) == _canonical({"g": 0.25})
+    assert _canonical({"lambdas": [1e-05]}) != _canonical({"lambdas": [1.0001e-05]})
+    assert _canonical({"n": 3, "s": "a"}) != _canonical({"n": 3.5, "s": "a"})
+
+
+def test_raj_qm7_cell_scope_keeps_cells_when_rows_or_extra_sizes_are_added():
+    from orbitkernels.experiments import raj2017
+
+    cfg = {"configuration": "reduced", **raj2017.CONFIGS["qm7"]["reduced"], "seed": 0, "lambdas": [1e-3, 1.0]}
+    base = {**cfg, "extra_dims": {"lgika_rf": [20000]}, "extra_gamma_factors_by_method": {}}
+    scope = raj2017._qm7_cell_scope
+    for key in ("lgika_rf|2000|0", "lgika_rf|20000|3", "orig_rf|2000|1", "sort_nys|2000|4", "gicdf|20400|0",
+                "orig_krr|None|2", "sort_krr_lap|None|0", "lgika_rf_lap|20000|1"):
+        assert scope(base, key) == scope(cfg, key), key
+    # the added size's cells depend on their own grid, which the smaller configuration does not have
+    assert scope(cfg, "orig_rf|20000|0")["grid"] == cfg["extra_gamma_factors_by_method"]["orig_rf"]
+    assert scope(base, "orig_rf|20000|0")["grid"] == cfg["extra_gamma_factors"]
+    # what a cell depends on changes it: the 2nd layer for feature rows (not exact kernel ridge), the λ grid
+    wider = {**cfg, "layer2_max_dim": 16000}
+    assert scope(wider, "lgika_rf|20000|0") != scope(cfg, "lgika_rf|20000|0")
+    assert scope(wider, "orig_krr|None|0") == scope(cfg, "orig_krr|None|0")
+    assert scope({**cfg, "lambdas": [1.0]}, "orig_krr|None|0") != scope(cfg, "orig_krr|None|0")
+    assert scope({**cfg, "gicdf_bins": 5}, "gicdf|20400|0") != scope(cfg, "gicdf|20400|0")
+
+
+def test_raj_image_cell_scope_keeps_cells_when_rows_are_added():
+    from orbitkernels.experiments import raj2017
+
+    cfg = {"configuration": "reduced", **raj2017.CONFIGS["rotated_mnist"]["reduced"], "seed": 0, "lambdas": [1.0]}
+    fewer = {**cfg, "methods": cfg["methods"][:2], "extra_dims": {"lgika_rf": [14000]}}
+    scope = raj2017._image_cell_scope
+    for key in ("select|lgika_rf", "lgika_rf|14000", "lgika_rf_polar|2000", "gicdf|None"):
+        assert scope(fewer, key) == scope(cfg, key), key
+    assert scope({**cfg, "polar_angles": 32}, "lgika_rf_polar|2000") != scope(cfg, "lgika_rf_polar|2000")
+    assert scope({**cfg, "polar_angles": 32}, "lgika_rf|2000") == scope(cfg, "lgika_rf|2000")
+    # the validation selection every row reuses is part of every cell's scope
+    assert scope({**cfg, "angles": ["uniform"]}, "orig_rf|2000") != scope(cfg, "orig_rf|2000")
+    assert scope({**cfg, "r": 8}, "select|lgika_rf") != scope(cfg, "select|lgika_rf")

@@ -33,3 +33,18 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypat
         atomic_write_bytes(path, b"new")
     assert path.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_an_experiment_figure_gets_the_permissions_open_would(tmp_path):
+    """The figure is plotted into a mkstemp file (0600) and renamed over the PNG: it must end up as readable
+    as the results file beside it."""
+    from orbitkernels.experiments._runner import ExperimentRun
+
+    mask = os.umask(0o022)
+    try:
+        run = ExperimentRun("paper", "exp", {"n": 1}, out_dir=tmp_path)
+        run.finish({"x": 1}, figure=lambda p: p.write_bytes(b"\x89PNG"))
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "paper" / "exp.png").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "paper" / "exp.json").stat().st_mode) == 0o644

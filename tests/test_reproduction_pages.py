@@ -25,12 +25,14 @@ def test_committed_results_page_and_readme_table_are_current():
     assert "<!-- results:begin -->\n" + render_readme_block(RESULTS) + "<!-- results:end -->" in readme
 
 
-def test_qm7_gap_notes_template_reproduces_the_recorded_prose():
-    """qm7.json was written when the gap analysis was Python f-strings; the Markdown template filled in from the
-    same file must give that text character for character (so no number moved)."""
+def test_qm7_gap_notes_are_filled_in_from_the_results_file_on_the_page():
+    """A QM7 run stores no gap analysis (older files carried a copy, which the page replaces): the page shows
+    notes/raj2017_qm7.md filled in from the file's own numbers, after the run's notes."""
     res = read_json(RESULTS / "raj2017" / "qm7.json")
-    recorded = res["notes"].split(raj2017.GAP_MARK)[1]
-    assert raj2017.qm7_gap_notes(res["data"], res["config"]) == recorded
+    gap = raj2017.qm7_gap_notes(res["data"], res["config"])
+    assert raj2017.GAP_MARK not in res["notes"] and "LGIKA (RF) mean RMSE over the folds vs D" in gap
+    page = (ROOT / "docs" / "reproductions" / "raj2017.md").read_text()
+    assert res["notes"] + raj2017.GAP_MARK + gap in page
 
 
 def test_qm7_gap_notes_follow_the_numbers():
@@ -100,7 +102,10 @@ def test_qm7_declared_grid_and_summary_are_the_recorded_ones():
     res = read_json(RESULTS / "raj2017" / "qm7.json")
     cfg = {k: v for k, v in res["config"].items() if k not in ("configuration", "seed", "lambdas")}
     plan, beyond = raj2017.qm7_plan(res["config"]["configuration"], cfg)
-    assert {f"{m}|{d}|{k}" for m, d, k in plan} == set(res["data"]["cells"])
+    # a run cut by its time budget names the cells it skipped (the next run computes them)
+    skipped = set(res["data"]["skipped_cells"])
+    assert not skipped & set(res["data"]["cells"])
+    assert {f"{m}|{d}|{k}" for m, d, k in plan} == set(res["data"]["cells"]) | skipped
     assert beyond == res["data"]["beyond"]
     rows = raj2017._qm7_rows(res["data"]["cells"], cfg)
     assert rows == res["data"]["rows"]
@@ -205,6 +210,11 @@ def test_probe_file_writes_each_variant_at_once_and_skips_it_on_a_rerun(tmp_path
     assert v["error"] == 0.25 and v["seconds"] >= 0 and "load_avg_1min" in v
     again.save("v2", {"error": 0.5})
     assert "| v2 | 0.5 |" in render_probes(tmp_path) and probe_pointers(path.parent, "mnist")
+    # two processes running different variants of one probe: each write keeps what the other wrote
+    other = ProbeFile(path, protocol="Does it?", script="benchmarks/probes/paper/y.py", experiment="mnist")
+    again.save("v3", {"error": 0.75})
+    other.save("v4", {"error": 1.0})
+    assert set(read_json(path)["variants"]) == {"v1", "v2", "v3", "v4"}
 
 
 def test_probe_pointers_name_the_probes_of_one_experiment(tmp_path):

@@ -23,9 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from .._version import __version__
 from ..utils.errors import UserError
-from ..utils.io import NumpyJSONEncoder, atomic_write_json, read_json
+from ..utils.io import NumpyJSONEncoder, atomic_write_json, give_default_mode, read_json
 
 __all__ = ["ExperimentRun", "StoredCellError", "default_results_dir", "headline"]
 
@@ -83,8 +85,20 @@ def headline(name, ours, paper=None, better="higher", **extra):
     return out
 
 
+def _rounded(obj):
+    """``obj`` with every float rounded to 12 significant digits: a configuration's derived grids (10 ** arange)
+    differ in the last bit between NumPy releases, and a stored cell must not be recomputed for that."""
+    if isinstance(obj, (float, np.floating)):
+        return float(f"{float(obj):.12g}")
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return [_rounded(v) for v in obj]
+    return obj
+
+
 def _canonical(obj) -> str:
-    return json.dumps(obj, cls=NumpyJSONEncoder, sort_keys=True)
+    return json.dumps(_rounded(obj), cls=NumpyJSONEncoder, sort_keys=True)
 
 
 class ExperimentRun:
@@ -271,6 +285,7 @@ class ExperimentRun:
         os.close(fd)
         try:
             figure(Path(tmp))
+            give_default_mode(tmp)
             os.replace(tmp, self.figure_path)
         finally:
             if os.path.exists(tmp):

@@ -331,11 +331,14 @@ class ProbeFile:
         return key in self.store["variants"]
 
     def save(self, key=None, result=None):
-        """Store ``result`` as variant ``key`` (stamped with the machine's load average) and write the file."""
+        """Store ``result`` as variant ``key`` (stamped with the machine's load average) and write the file,
+        merged with the variants on disk now: several processes may run different variants of one probe."""
         if key is not None:
             result["load_avg_1min"] = round(os.getloadavg()[0], 2)
             self.store["variants"][key] = result
             print(key, result, flush=True)
+        if self.path.exists():
+            self.store["variants"] = {**read_json(self.path).get("variants", {}), **self.store["variants"]}
         atomic_write_json(self.path, self.store)
 
     def record(self, key, compute):

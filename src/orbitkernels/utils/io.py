@@ -30,6 +30,12 @@ def _umask() -> int:
     return mask
 
 
+def give_default_mode(path) -> None:
+    """Give ``path`` the mode ``open()`` would have created it with: ``tempfile.mkstemp`` makes files 0600, and a
+    results file, page or figure renamed from one must stay readable by whoever could read the one it replaces."""
+    os.chmod(path, 0o666 & ~_umask())
+
+
 def atomic_write_bytes(path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers never see a partial file.
 
@@ -40,8 +46,7 @@ def atomic_write_bytes(path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        # mkstemp creates the file 0600; a results file or page gets what open() would give it
-        os.chmod(tmp, 0o666 & ~_umask())
+        give_default_mode(tmp)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
