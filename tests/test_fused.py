@@ -123,6 +123,60 @@ def test_fused_cdf_pool_is_bit_for_bit_the_numpy_one(dtype, weighted, rng):
             np.testing.assert_array_equal(got, ref, err_msg=f"{name}/{view_name}")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cdf_pool_scales_and_writes_into_a_strided_view_as_the_numpy_product_would(impl, dtype, weighted, rng):
+    """``scale`` and ``out`` (the engine's output rows, a strided view, possibly float64 for float32
+    similarities): the same bits as ``cdf_pool(...) * scale`` stored into that array, both ways."""
+    n, vr, cases = _cdf_inputs(rng)
+    S = cases["larger"].astype(dtype)
+    rows, m, r = S.shape
+    w = rng.uniform(0.1, 1.0, size=r) if weighted else np.full(r, 1.0 / r)
+    w /= w.sum()
+    scale = float(1.0 / np.sqrt(7.0))  # a Python float, as the engine keeps its scales (NEP 50: weak)
+    ref = _numpy_cdf(S, w, n, vr) * scale
+    for out_dtype in {dtype, np.float64}:
+        big = np.full((rows, 5 + m * (2 * n + 1) + 3), -1.0, out_dtype)  # other features on both sides
+        view = big[:, 5 : 5 + m * (2 * n + 1)].reshape(rows, m, 2 * n + 1)
+        assert np.shares_memory(view, big)
+        got = get_backend("numpy").cdf_pool(S, w, n, vr, scale, out=view)
+        assert got is view or np.shares_memory(got, big)
+        np.testing.assert_array_equal(view, ref.astype(out_dtype))
+        assert (big[:, :5] == -1).all() and (big[:, -3:] == -1).all()
+
+
+@needs_numba
+def test_fused_cdf_pool_refuses_an_output_of_the_wrong_shape_or_precision():
+    S = np.zeros((2, 3, 4), np.float64)
+    with pytest.raises(ValueError, match=r"\(2, 3, 7\) float array of float64 or wider"):
+        _fused.cdf_pool(S, np.ones(4) / 4, 3, 1.0, out=np.empty((2, 3, 6)))
+    with pytest.raises(ValueError, match="float64 or wider"):
+        _fused.cdf_pool(S, np.ones(4) / 4, 3, 1.0, out=np.empty((2, 3, 7), np.float32))
+
+
+@pytest.mark.parametrize("n_bins", [7, (3, 7)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gicdf_written_into_its_output_rows_is_the_copied_pooling_bit_for_bit(impl, n_bins, dtype, monkeypatch):
+    """The engine writes the CDF features straight into its output rows where the back-end can
+    (``pools_into_numpy``); pooling into a temporary and copying, as a device back-end does, gives the same bits
+    (one and several bin counts; float32 similarities into the float64 output of float64 input)."""
+    from orbitkernels.backends.numpy import NumpyBackend
+
+    X = np.random.default_rng(3).normal(size=(37, 24))
+    est = GroupCDFFeatures(CyclicShift(24), n_templates=5, n_bins=7, dtype=dtype, random_state=0,
+                           max_memory_mb=0.05).fit(X)
+    def features():
+        return est.transform_multi(X, list(n_bins)) if not np.isscalar(n_bins) else {n_bins: est.transform(X)}
+
+    direct = features()
+    monkeypatch.setattr(NumpyBackend, "pools_into_numpy", False)
+    copied = features()
+    assert direct.keys() == copied.keys() and len(direct) == np.size(n_bins)
+    for n in direct:
+        assert direct[n].dtype == copied[n].dtype == X.dtype
+        np.testing.assert_array_equal(direct[n], copied[n])
+
+
 def test_cdf_pool_matches_the_definition_both_ways(impl, rng):
     # Mroueh Eq. 3 by its 2n+1 comparisons, with values a hair either side of the thresholds. (Exactly on
     # a threshold, ceil(τ_b·n/range) may round to b + 1 in floating point, so the bin index counts it

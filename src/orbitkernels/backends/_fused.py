@@ -199,8 +199,10 @@ if _nb is not None:
             counts[idx[k]] += w[k]
 
     @_jit
-    def _cdf_pool_equal(S, n_bins, factor, w0, out):
-        # integer counts, integer cumulation, one scaling into S's precision (as the NumPy code)
+    def _cdf_pool_equal(S, n_bins, factor, w0, scale, out):
+        # integer counts, integer cumulation, one scaling into S's precision (as the NumPy code), then
+        # the features' scale as a second multiplication in S's precision (the NumPy code's `* scale`);
+        # `out` may be a strided view of the caller's output, of S's or a wider float type
         ones = np.ones(S.shape[2], np.int64)
         idx = np.empty(S.shape[2], np.int64)
         counts = np.zeros(2 * n_bins + 2, np.int64)
@@ -211,22 +213,22 @@ if _nb is not None:
                 for b in range(2 * n_bins + 1):
                     c += counts[b]
                     counts[b] = 0  # the cumulation also clears the histogram for the next (i, j)
-                    out[i, j, b] = S.dtype.type(c) * w0
+                    out[i, j, b] = (S.dtype.type(c) * w0) * scale
                 counts[2 * n_bins + 1] = 0
 
     @_jit
-    def _cdf_pool_weighted(S, n_bins, factor, w, out):
-        # float64 weighted counts, cumulated in S's precision (np.cumsum(counts, dtype=S.dtype))
+    def _cdf_pool_weighted(S, n_bins, factor, w, scale, out):
+        # float64 weighted counts, cumulated in S's precision (np.cumsum(counts, dtype=S.dtype)), scaled
         idx = np.empty(S.shape[2], np.int64)
         counts = np.zeros(2 * n_bins + 2, np.float64)
         for i in range(S.shape[0]):
             for j in range(S.shape[1]):
                 _histogram(S, i, j, factor, n_bins, w, idx, counts)
                 acc = S.dtype.type(counts[0])
-                out[i, j, 0] = acc
+                out[i, j, 0] = acc * scale
                 for b in range(1, 2 * n_bins + 1):
                     acc = acc + S.dtype.type(counts[b])
-                    out[i, j, b] = acc
+                    out[i, j, b] = acc * scale
                 counts[:] = 0.0
 
 
@@ -281,8 +283,13 @@ def trig_pool(S, weights, offset=None, layout="nsr"):
     return out
 
 
-def cdf_pool(S, weights, n_bins, value_range):
-    """Mroueh et al. 2015, Eq. 3, fused: bit for bit the NumPy back-end's ``cdf_pool`` (S: (rows, m, r))."""
+def cdf_pool(S, weights, n_bins, value_range, scale=1.0, out=None):
+    """Mroueh et al. 2015, Eq. 3, fused: bit for bit the NumPy back-end's ``cdf_pool`` (S: (rows, m, r)).
+
+    ``scale`` multiplies the features in S's precision, as ``cdf_pool(...) * scale`` would; ``out``, a
+    (rows, m, 2n+1) float array of S's precision or wider, any strides (a view of the caller's output
+    rows), receives them: the features are written once, with no temporary of their size.
+    """
     S = np.asarray(S)
     _check_float(S)
     n = int(n_bins)
@@ -290,9 +297,15 @@ def cdf_pool(S, weights, n_bins, value_range):
     _check_lengths(S, S.shape[-1] if S.ndim == 3 else -1, w)
     rows, m, _ = S.shape
     factor = np.asarray(n / value_range, dtype=S.dtype)[()]  # the NumPy code's scalar, rounded alike
-    out = np.empty((rows, m, 2 * n + 1), S.dtype)
+    if out is None:
+        out = np.empty((rows, m, 2 * n + 1), S.dtype)
+    elif out.shape != (rows, m, 2 * n + 1) or out.dtype not in (np.float32, np.float64) \
+            or out.dtype.itemsize < S.dtype.itemsize:
+        raise ValueError(f"out must be a ({rows}, {m}, {2 * n + 1}) float array of {S.dtype} or wider; "
+                         f"got {out.shape} {out.dtype}")
+    c = S.dtype.type(scale)
     if np.all(w == w[0]):
-        _cdf_pool_equal(S, n, factor, S.dtype.type(w[0]), out)
+        _cdf_pool_equal(S, n, factor, S.dtype.type(w[0]), c, out)
     else:
-        _cdf_pool_weighted(S, n, factor, w, out)
+        _cdf_pool_weighted(S, n, factor, w, c, out)
     return out

@@ -34,6 +34,8 @@ class NumpyBackend:
     #: the engine pools cache-sized sub-blocks of each chunk: on the CPU the pooling's
     #: temporaries then stay in L2 (docs/performance.md)
     prefers_cache_blocks = True
+    #: the poolings can write into a NumPy array (the engine's output rows) instead of returning one
+    pools_into_numpy = True
 
     def __reduce__(self):
         return (NumpyBackend, ())
@@ -116,17 +118,19 @@ class NumpyBackend:
             return _fused.trig_pool(S, weights, offset, layout)
         return trig_pool_passes(self, S, weights, offset, layout)
 
-    def cdf_pool(self, S, weights, n_bins, value_range):
+    def cdf_pool(self, S, weights, n_bins, value_range, scale=1.0, out=None):
         """Weighted CDF over the last axis at the thresholds ``value_range·k/n``, k = -n..n.
 
-        ``S`` (rows, m, r) -> (rows, m, 2n+1): ``Σ_k w_k 1{S_k <= τ_b}`` (Mroueh Eq. 3).
+        ``S`` (rows, m, r) -> (rows, m, 2n+1): ``scale · Σ_k w_k 1{S_k <= τ_b}`` (Mroueh Eq. 3).
         1{P <= s b / n} <=> ceil(P n / s) <= b, so one bincount of the bin index
         followed by a cumulative sum replaces the 2n+1 comparisons per value; the fused
-        kernel (numba) makes the same numbers in one pass over S.
+        kernel (numba) makes the same numbers in one pass over S. ``out``: a (rows, m, 2n+1)
+        float array (a view of the engine's output rows) to write the features into.
         """
         if _fused.numba_active() and S.dtype in (np.float32, np.float64):
-            return _fused.cdf_pool(S, weights, n_bins, value_range)
-        return self._cdf_pool_numpy(S, weights, n_bins, value_range)
+            return _fused.cdf_pool(S, weights, n_bins, value_range, scale, out)
+        res = self._cdf_pool_numpy(S, weights, n_bins, value_range)
+        return np.multiply(res, S.dtype.type(scale), out=res if out is None else out)
 
     def _cdf_pool_numpy(self, S, weights, n_bins, value_range):
         n, s_ = n_bins, value_range

@@ -30,6 +30,8 @@ class TorchBackend:
     name = "torch"
     #: whole chunks are pooled at once: on a GPU the kernels want large blocks
     prefers_cache_blocks = False
+    #: pooled blocks live on the device: the engine copies them into its NumPy output
+    pools_into_numpy = False
 
     def __init__(self, device=None):
         torch = _import_torch()
@@ -125,8 +127,9 @@ class TorchBackend:
         matrix-vector product per output; ``(cos, sin)`` sums without an offset."""
         return trig_pool_passes(self, S, weights, offset, layout)
 
-    def cdf_pool(self, S, weights, n_bins, value_range):
-        """Weighted CDF over the last axis at thresholds ``value_range·k/n`` (see the NumPy back-end)."""
+    def cdf_pool(self, S, weights, n_bins, value_range, scale=1.0):
+        """Weighted CDF over the last axis at thresholds ``value_range·k/n``, times ``scale`` (see the NumPy
+        back-end)."""
         torch = self.torch
         n = n_bins
         rows, m, r = S.shape
@@ -135,4 +138,4 @@ class TorchBackend:
         w = self.asarray(np.asarray(weights, dtype=np.float64), S.dtype)
         counts = torch.zeros((rows, m, nb), dtype=S.dtype, device=self.device)
         counts.scatter_add_(2, idx, w.expand(rows, m, r).contiguous())
-        return torch.cumsum(counts, dim=2)[:, :, : 2 * n + 1]
+        return torch.cumsum(counts, dim=2)[:, :, : 2 * n + 1] * scale

@@ -205,8 +205,8 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         else:
             out = np.empty((n, n_out), dtype=out_dtype)
             for a in range(0, n, rows):
-                out[a : a + rows] = plan.map(self._prepare(X[a : a + rows]), pool, n_out, out_dtype=out_dtype)
-        if not all_finite(out):  # a sum, then blocks: no output-sized boolean temporary
+                plan.map(self._prepare(X[a : a + rows]), pool, n_out, out=out[a : a + rows])
+        if not getattr(pool, "finite_by_construction", False) and not all_finite(out):  # a sum, then blocks
             # never hand back NaN/inf as features: a kernel overflowed on these inputs
             raise ValueError(
                 f"{type(self).__name__} produced non-finite features on this X (max |x| = "

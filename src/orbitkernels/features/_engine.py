@@ -78,9 +78,21 @@ POOL_BLOCK_BYTES_DIRECT = 128 * 2**10
 class EnginePool:
     """An engine pooling: ``pool(S, bk, layout)`` runs on the back-end that holds the block ``S``."""
 
+    #: whether the pooled features are finite whatever the (finite) inputs: the estimator then skips its
+    #: output check, a pass over the whole output
+    finite_by_construction = False
+
     def work_bytes_per_row(self, n_similarities):
         """Working memory per row beyond the similarities (counted in the chunk budget)."""
         return 0
+
+    def pool_into(self, S, bk, layout, out):
+        """Pool the block ``S`` into ``out``, the (rows, n_out) NumPy rows of the engine's output.
+
+        This default pools, then copies; a pooling whose back-end writes NumPy memory
+        (``bk.pools_into_numpy``) may write there directly and skip the temporary.
+        """
+        out[...] = bk.to_numpy(self(S, bk, layout))
 
 
 class CDFPool(EnginePool):
@@ -90,6 +102,10 @@ class CDFPool(EnginePool):
     resolution are then pooled from the same projections and returned side by side, in that
     order (Mroueh et al. 2015, Fig. 2's bin sweep costs one projection pass).
     """
+
+    #: clipped bin counts times finite weights and scale: in [0, scale · Σ w] for any similarity, NaN aside
+    #: (inputs are checked finite and GICDF normalises them, so its similarities are finite)
+    finite_by_construction = True
 
     def __init__(self, weights, n_bins, value_range, scale):
         self.weights = np.asarray(weights, dtype=float)
@@ -108,11 +124,33 @@ class CDFPool(EnginePool):
         return sum(n_templates * (2 * n + 1) for n in self.bins)
 
     def __call__(self, S, bk, layout="nsr"):
-        if layout == "rns":  # a cache-sized block: the transposition is cheap here
-            S = bk.contiguous(bk.permute(S, (1, 2, 0)))
-        parts = [(bk.cdf_pool(S, self.weights, n, self.value_range) * c).reshape(S.shape[0], -1)
+        S = self._nsr(S, bk, layout)
+        parts = [bk.cdf_pool(S, self.weights, n, self.value_range, c).reshape(S.shape[0], -1)
                  for n, c in zip(self.bins, self.scales)]
         return parts[0] if len(parts) == 1 else bk.concatenate(parts, 1)
+
+    def pool_into(self, S, bk, layout, out):
+        if not bk.pools_into_numpy:
+            return super().pool_into(S, bk, layout, out)
+        # each bin count's features straight into its columns of the output rows: the CDF output is
+        # (2n+1)/r times the block it pools (1.6x at 50 bins and r = 64), so a temporary, a scaled copy
+        # and the copy into the output cost more than the pooling itself
+        S = self._nsr(S, bk, layout)
+        rows, m, _ = S.shape
+        col = 0
+        for n, c in zip(self.bins, self.scales):
+            width = m * (2 * n + 1)
+            view = out[:, col : col + width].reshape(rows, m, 2 * n + 1)
+            if not np.shares_memory(view, out):  # pragma: no cover - a column slice of C-order rows reshapes as a view
+                raise AssertionError("the output columns of one bin count must reshape to a view")
+            bk.cdf_pool(S, self.weights, n, self.value_range, c, out=view)
+            col += width
+
+    @staticmethod
+    def _nsr(S, bk, layout):
+        if layout == "rns":  # a cache-sized block: the transposition is cheap here
+            return bk.contiguous(bk.permute(S, (1, 2, 0)))
+        return S
 
 
 class TrigPool(EnginePool):
@@ -411,16 +449,20 @@ class ProjectionPlan:
         S = self.backend.to_numpy(S)
         return np.ascontiguousarray(S.transpose(1, 2, 0)) if layout == "rns" else S
 
-    def map(self, X, pool, n_out, *, out_dtype=None, progress=None):
+    def map(self, X, pool, n_out, *, out_dtype=None, progress=None, out=None):
         """Apply ``pool`` to ``S`` over X in chunks and stack the results (rows, n_out).
 
         ``pool`` is an engine pooling (:class:`EnginePool`: runs on the back-end)
-        or any callable ``pool(S_numpy) -> (rows, n_out)``.
+        or any callable ``pool(S_numpy) -> (rows, n_out)``. ``out``: a (rows, n_out) NumPy
+        array (the caller's output rows) to write the features into instead of a new one.
         """
         n, d = X.shape
         bk = self.backend
         cdt = self.compute_dtype(X.dtype)
-        out = np.empty((n, n_out), dtype=out_dtype or X.dtype)
+        if out is None:
+            out = np.empty((n, n_out), dtype=out_dtype or X.dtype)
+        elif out.shape != (n, n_out):
+            raise ValueError(f"out must have shape {(n, n_out)}; got {out.shape}")
         engine_pool = isinstance(pool, EnginePool)
         extra = n_out * max(cdt.itemsize, X.dtype.itemsize)
         if engine_pool:
@@ -442,12 +484,12 @@ class ProjectionPlan:
                     Sb, lay = S.block(b, b + sub)
                 else:
                     Sb, lay = (S[b : b + sub], layout) if layout == "nsr" else (S[:, b : b + sub], layout)
+                dest = out[a + b : a + min(b + sub, m)]
                 if engine_pool:
-                    res = pool(Sb, bk, lay)
+                    pool.pool_into(Sb, bk, lay, dest)
                 else:
                     Sb = bk.to_numpy(Sb)
-                    res = pool(np.ascontiguousarray(Sb.transpose(1, 2, 0) if lay == "rns" else Sb))
-                out[a + b : a + b + len(res)] = bk.to_numpy(res)
+                    dest[...] = pool(np.ascontiguousarray(Sb.transpose(1, 2, 0) if lay == "rns" else Sb))
         return out
 
 
