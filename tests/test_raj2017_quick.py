@@ -60,6 +60,31 @@ def test_qm7_quick(tmp_path, monkeypatch):
         cell = cells[f"lgika_rf_lap|{beyond['dims'][0]}|{k}"]
         assert cell["gamma_factor"] in beyond["factors"] and "rmse_2layer" not in cell
     assert any(h["name"].startswith("LGIKA (RF, Laplacian base kernel)") for h in res["headline"])
+    # Rand-Coulomb (Montavon et al. 2012): an exact kernel ridge row against the paper's quoted 11.40
+    rand = [r for r in res["data"]["rows"] if r["method"] == "rand_coulomb"][0]
+    assert rand["dim"] is None and rand["n_folds"] == cfg["n_folds"] and rand["rmse"] < 150
+    assert rand["paper_rmse"] == 11.40
+    assert any(h["name"].startswith("Rand-Coulomb") and h["paper"] == 11.40 for h in res["headline"])
+    assert "r = 3 Montavon sortings" in res["notes"]
+
+
+def test_rand_coulomb_gram_is_montavons_kernel_by_its_definition(monkeypatch):
+    """k(x, x') = (1/r²) Σ_ij exp(-γ |P_i(x) x - P_j(x') x'|²), P_i(x) the i-th noisy sorting of x (Montavon et
+    al. 2012), the same noise draws on both sides; computed once for all folds."""
+    _need("qm7.npz", monkeypatch)
+    cfg = {**raj2017.CONFIGS["qm7"]["quick"], "n_molecules": 12}
+    data = raj2017._QM7(cfg, 0)
+    X = data.X.astype(np.float64)
+    gamma = 0.1 / data.scale["orig"]
+    K = data.rand_coulomb_gram(X, gamma)
+    assert data.rand_coulomb_gram(X, gamma) is K  # cached: the folds share it
+    E = data.group.sample(cfg["rand_coulomb_r"], np.random.RandomState(raj2017.seed_from(0, 2012)))
+    P = data.group.sorted_permutations(X, E)  # (r, n, a)
+    C = X.reshape(len(X), 23, 23)
+    moved = np.stack([[C[n][np.ix_(P[i, n], P[i, n])].ravel() for n in range(len(X))] for i in range(len(E))])
+    D2 = ((moved[:, None, :, None, :] - moved[None, :, None, :, :]) ** 2).sum(-1)  # (r, r, n, n)
+    np.testing.assert_allclose(K, np.exp(-gamma * D2).mean((0, 1)), rtol=1e-10, atol=1e-12)
+    assert np.allclose(K, K.T) and not np.allclose(K, np.exp(-gamma * D2[0, 0]))  # averaged, not one sorting
 
 
 def test_qm7_resume_reuses_cells(tmp_path, monkeypatch):
