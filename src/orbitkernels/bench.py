@@ -673,6 +673,12 @@ VARIANTS = {
         {"variant": "the fused kernels' float32 cosine (|error| <= 4e-7 (1 + |x|)) in place of NumPy's",
          "status": "kept", "evidence": "results/bench/polar_accuracy.json, test_accuracy: 'polar_fft' vs "
                                        "'polar_fft (fused kernels off)'"},
+        {"variant": "GICDF features written once: the fused CDF pooling scales and writes into the engine's output "
+                    "rows (no temporary, no scaled copy, no copy into the output; the chunked transform no longer "
+                    "copies the engine's output; no finiteness pass over CDF features), bit for bit the same",
+         "status": "kept", "evidence": "benchmarks/probes/perf/cdf_direct_output.py "
+                                       "(results/bench/cdf_direct_output_probe.json): 'direct into the output rows' "
+                                       "vs 'temporary, scaled copy, copy (previous engine)' in the same rounds"},
     ],
 }
 
