@@ -48,3 +48,14 @@ def test_an_experiment_figure_gets_the_permissions_open_would(tmp_path):
         os.umask(mask)
     assert stat.S_IMODE((tmp_path / "paper" / "exp.png").stat().st_mode) == 0o644
     assert stat.S_IMODE((tmp_path / "paper" / "exp.json").stat().st_mode) == 0o644
+
+
+def test_benchmark_environment_names_the_cpus_vector_width(tmp_path):
+    from orbitkernels.bench import _cpu_simd
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512vl\n")
+    assert _cpu_simd(str(info)) == "avx512f"
+    info.write_text("flags\t\t: fpu sse2 avx avx2 fma\n")
+    assert _cpu_simd(str(info)) == "avx2"
+    assert _cpu_simd(str(tmp_path / "absent")) is None
