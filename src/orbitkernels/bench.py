@@ -673,6 +673,13 @@ VARIANTS = {
         {"variant": "the fused kernels' float32 cosine (|error| <= 4e-7 (1 + |x|)) in place of NumPy's",
          "status": "kept", "evidence": "results/bench/polar_accuracy.json, test_accuracy: 'polar_fft' vs "
                                        "'polar_fft (fused kernels off)'"},
+        {"variant": "the fused CDF pooling on an AVX-512 core (the kernel was chosen on an AVX2 one)",
+         "status": "open", "evidence": "gemm_peak on this AVX-512 machine, runs of 2026-11-24 with one other process "
+                                       "on the second core: GICDF 67 / 62 / 58 / 61 % of sgemm with the fused kernel "
+                                       "against 58 / 66 / 65 / 65 % with the NumPy pooling, and this file's run "
+                                       "(share_of_peak_transform vs "
+                                       "share_of_peak_transform_fused_kernels_off); on the AVX2 machine of the earlier "
+                                       "records 73 % against 63 %: which pooling is faster depends on the CPU"},
         {"variant": "GICDF features written once: the fused CDF pooling scales and writes into the engine's output "
                     "rows (no temporary, no scaled copy, no copy into the output; the chunked transform no longer "
                     "copies the engine's output; no finiteness pass over CDF features), bit for bit the same",
