@@ -438,6 +438,13 @@ def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, f
     return out
 
 
+def _qm7_krr_factors(cfg, m):
+    """The γ factors an exact kernel ridge row selects over (its cells and their cell scope both read them)."""
+    if m.laplacian:
+        return cfg["lap_factors"]
+    return cfg.get("krr_gamma_factors_by_family", {}).get(m.family, cfg["krr_gamma_factors"])
+
+
 def _qm7_krr_cell(data, name, k):
     """Exact kernel ridge (the GP posterior mean of Montavon et al. 2012) with inner-CV γ and λ."""
     from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
@@ -452,8 +459,7 @@ def _qm7_krr_cell(data, name, k):
     lap = m.laplacian
     kern = laplacian_kernel if lap else rbf_kernel
     scale = data.scale_l1 if lap else data.scale[m.inputs]
-    factors = cfg["lap_factors"] if lap else cfg.get("krr_gamma_factors_by_family", {}).get(
-        m.family, cfg["krr_gamma_factors"])
+    factors = _qm7_krr_factors(cfg, m)
 
     def gram(rows, cols, f):
         if m.invariant:  # the orbit kernel of every molecule pair, once per γ for all folds
@@ -580,9 +586,7 @@ def _qm7_cell_scope(config, key):
     m = as_method(method)
     scope = {k: config.get(k) for k in _QM7_SHARED}
     if m.feature_map == "krr":
-        scope = {**scope, "grid": config["lap_factors"] if m.laplacian else config.get(
-            "krr_gamma_factors_by_family", {}).get(m.family, config["krr_gamma_factors"]),
-            "krr_inner_k": config["krr_inner_k"]}
+        scope = {**scope, "grid": _qm7_krr_factors(config, m), "krr_inner_k": config["krr_inner_k"]}
         return {**scope, "rand_coulomb_r": config["rand_coulomb_r"]} if m.invariant else scope
     beyond = QM7_BEYOND.get(config["configuration"]) or {}
     if method in beyond.get("methods", ()):
@@ -1124,7 +1128,7 @@ def _image_heads(rows, paper):
     heads = []
     for method in paper:
         own = sorted((r for r in rows if r["method"] == method), key=lambda r: r["dim"])
-        at_protocol = sorted((r for r in rows if METHODS.get(r["method"]) and METHODS[r["method"]].reproduces == method),
+        at_protocol = sorted((r for r in rows if r["method"] != method and _paper_row(r["method"]) == method),
                              key=lambda r: r["dim"])
         rs = at_protocol or own
         if not rs:
@@ -1354,9 +1358,8 @@ def _qm7_tables(data):
                    f"| {_f(r['paper_rmse_2layer'])} |")
     if not any(r["method"] == "rand_coulomb" for r in data["rows"]):
         out += ["", "Paper rows not run here: Rand-Coulomb [Montavon et al. 2012] 11.40 (taken from that paper "
-                "by Raj et al.).", ""]
-    else:
-        out += [""]
+                "by Raj et al.)."]
+    out += [""]
     trials = data.get("trials")
     if not trials:
         return out
