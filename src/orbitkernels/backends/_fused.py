@@ -187,28 +187,28 @@ if _nb is not None:
                     out_s[i, j] += wk * _cos_turns(y - q, cf)
 
     @_jit
-    def _histogram(S, i, j, factor, n_bins, w, idx, counts):
+    def _bin_index(S, i, j, factor, n_bins, idx):
         # bin index ceil(S·n/range) clipped to [-n, n+1], by the NumPy code's operations in S's
-        # precision (a loop of its own over k, which LLVM vectorises), then counts[index] += w_k in
-        # k order (np.bincount's); w is int64 ones for equal weights (integer counts)
+        # precision (a loop of its own over k, which LLVM vectorises)
         lo, hi = S.dtype.type(-n_bins), S.dtype.type(n_bins + 1)
         for k in range(S.shape[2]):
             t = np.ceil(S[i, j, k] * factor)
             idx[k] = np.int64(min(max(t, lo), hi)) + n_bins
-        for k in range(S.shape[2]):
-            counts[idx[k]] += w[k]
 
     @_jit
     def _cdf_pool_equal(S, n_bins, factor, w0, scale, out):
         # integer counts, integer cumulation, one scaling into S's precision (as the NumPy code), then
         # the features' scale as a second multiplication in S's precision (the NumPy code's `* scale`);
-        # `out` may be a strided view of the caller's output, of S's or a wider float type
-        ones = np.ones(S.shape[2], np.int64)
+        # `out` may be a strided view of the caller's output, of S's or a wider float type. The histogram
+        # adds a constant 1 in this loop: with the increments in a function shared with the weighted
+        # kernel (int64 weights of ones) it was 1.24x slower (benchmarks/probes/perf/cdf_pool_kernel.py)
         idx = np.empty(S.shape[2], np.int64)
         counts = np.zeros(2 * n_bins + 2, np.int64)
         for i in range(S.shape[0]):
             for j in range(S.shape[1]):
-                _histogram(S, i, j, factor, n_bins, ones, idx, counts)
+                _bin_index(S, i, j, factor, n_bins, idx)
+                for k in range(S.shape[2]):  # then counts[index] += 1 in k order (np.bincount's)
+                    counts[idx[k]] += 1
                 c = 0
                 for b in range(2 * n_bins + 1):
                     c += counts[b]
@@ -223,7 +223,9 @@ if _nb is not None:
         counts = np.zeros(2 * n_bins + 2, np.float64)
         for i in range(S.shape[0]):
             for j in range(S.shape[1]):
-                _histogram(S, i, j, factor, n_bins, w, idx, counts)
+                _bin_index(S, i, j, factor, n_bins, idx)
+                for k in range(S.shape[2]):  # counts[index] += w_k in k order (np.bincount's)
+                    counts[idx[k]] += w[k]
                 acc = S.dtype.type(counts[0])
                 out[i, j, 0] = acc * scale
                 for b in range(1, 2 * n_bins + 1):

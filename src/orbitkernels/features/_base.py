@@ -22,7 +22,6 @@ from ._engine import (
     DEFAULT_MAX_MEMORY_MB,
     DTYPES,
     FAST_PATHS,
-    EnginePool,
     ProjectionPlan,
 )
 
@@ -186,10 +185,10 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         plan.max_memory_mb = float(self.max_memory_mb)
         # the engine pools cache-sized sub-blocks whose temporaries (the CDF's int64 counts: up to
         # 3x the block) do not shrink with the chunk, plus the kernels' per-call template norms
-        reserve = 4 * plan.strategy.pool_block_bytes
-        per_row = plan.row_bytes(d, cdt.itemsize) + n_out * (max(cdt.itemsize, out_dtype.itemsize) + out_dtype.itemsize)
-        if isinstance(pool, EnginePool):
-            per_row += pool.work_bytes_per_row(plan.n_templates * plan.n_elements)  # e.g. the CDF's bin indices
+        # and the pooling's temporaries (per row, or per pooled block where the back-end pools blocks)
+        pool_row, pool_block = plan.pool_bytes(pool, n_out, max(cdt.itemsize, out_dtype.itemsize))
+        reserve = 4 * plan.strategy.pool_block_bytes + pool_block
+        per_row = plan.row_bytes(d, cdt.itemsize) + n_out * out_dtype.itemsize + pool_row
         if self._prepare_copies:
             per_row += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)
         per_row += self._extra_row_bytes(d, cdt.itemsize)

@@ -424,8 +424,28 @@ class ProjectionPlan:
     def row_bytes(self, d, itemsize):
         return self.strategy.row_bytes(self, d, itemsize)
 
-    def chunk_rows(self, n, d, itemsize, extra_per_row=0):
+    def pool_bytes(self, pool, n_out, itemsize):
+        """The pooling's memory beyond the similarities: (bytes per chunk row, bytes per pooled block).
+
+        An engine pooling on a back-end that pools cache-sized blocks straight into the output rows
+        (NumPy: ``prefers_cache_blocks`` and ``pools_into_numpy``) holds its temporaries (a block of
+        pooled features, the CDF's bin indices) for one block at a time: a fixed amount, not one per
+        chunk row. Counted per row, they made GICDF's chunks half the size its budget allows, and every
+        chunk streams the templates through the GEMM once more (GICDF at 77 % of sgemm in two chunks,
+        81 % in one, ``benchmarks/probes/perf/gicdf_chunks.py``). Elsewhere (a device back-end or a
+        callable pools the whole chunk) they are per row.
+        """
+        n_sim = self.n_templates * self.n_elements
+        engine = isinstance(pool, EnginePool)
+        block = n_out * itemsize + (pool.work_bytes_per_row(n_sim) if engine else 0)
+        bk = self.backend
+        if engine and bk.prefers_cache_blocks and bk.pools_into_numpy:
+            return 0, max(1, int(self.strategy.pool_block_bytes // (n_sim * itemsize))) * block
+        return block, 0
+
+    def chunk_rows(self, n, d, itemsize, extra_per_row=0, reserve=0):
         budget = self.max_memory_mb * 2**20
+        budget -= min(reserve, budget / 4)  # fixed working memory, at most a quarter of the budget
         need = self.row_bytes(d, itemsize) + extra_per_row
         rows = int(budget // need)
         if rows < 1:
@@ -464,10 +484,8 @@ class ProjectionPlan:
         elif out.shape != (n, n_out):
             raise ValueError(f"out must have shape {(n, n_out)}; got {out.shape}")
         engine_pool = isinstance(pool, EnginePool)
-        extra = n_out * max(cdt.itemsize, X.dtype.itemsize)
-        if engine_pool:
-            extra += pool.work_bytes_per_row(self.n_templates * self.n_elements)
-        rows = self.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra)
+        extra, reserve = self.pool_bytes(pool, n_out, max(cdt.itemsize, X.dtype.itemsize))
+        rows = self.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra, reserve=reserve)
         starts = range(0, n, rows)
         if progress is not None:
             starts = progress(starts, total=len(starts))

@@ -1,0 +1,77 @@
+"""Probe (issue #16): GICDF's transform in one chunk against two, the chunking its memory accounting decides.
+
+``GroupCDFFeatures.transform`` computes the similarities of a chunk of rows by one GEMM against all templates'
+transformed copies, so every chunk streams the 100 MB of templates (500 x 64 x 784 float32) through the GEMM once
+more, and a smaller GEMM runs further from the peak. Its chunk size comes from ``max_memory_mb`` (default 512)
+and the memory a row needs. That count used to charge every row with the pooling's temporaries (a block of pooled
+features, the CDF's int64 bin indices), which the NumPy back-end holds for one cache-sized block at a time:
+1024 digits took two GEMMs (581 + 443 rows) at the default budget. ``ProjectionPlan.pool_bytes`` now counts those
+temporaries once per block, and the same transform is one GEMM.
+
+The benchmark's shape (``orbitkernels bench --name gemm_peak``: 1024 MNIST digits, 500 templates x 64 rotations,
+50 bins, float32, one thread), with a warm heap (``mallopt``: freed outputs' pages are reused, see
+``gicdf_warm_heap.py``): a same-shape sgemm, the transform at the default budget (one chunk now) and at 256 MB
+(two chunks, as the default budget gave before), in round-robin rounds (best of each). Usage::
+
+    ORBITKERNELS_DATA=<data folder> python benchmarks/probes/perf/gicdf_chunks.py [--sittings 3]
+
+Writes ``results/bench/gicdf_chunks_probe.json``.
+"""
+import argparse
+import ctypes
+import os
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from orbitkernels.backends import numpy as numpy_backend
+from orbitkernels.bench import _best_interleaved, _mnist
+from orbitkernels.features import GroupCDFFeatures
+from orbitkernels.groups import ImageRotation
+from orbitkernels.utils.io import atomic_write_json
+
+OUT = "results/bench/gicdf_chunks_probe.json"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("--sittings", type=int, default=3, help="measurements (each best of --rounds)")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+    libc = ctypes.CDLL("libc.so.6")
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+    assert libc.mallopt(M_MMAP_THRESHOLD, 2**30) == 1 and libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1) == 1
+    X = _mnist(1024)
+    B = np.random.default_rng(0).normal(size=(784, 500 * 64)).astype(np.float32)
+    gemms = []
+    matmul = numpy_backend.NumpyBackend.matmul
+
+    def counted(self, a, b):
+        gemms.append(len(a))
+        return matmul(self, a, b)
+
+    numpy_backend.NumpyBackend.matmul = counted
+    ests, rows = {}, {}
+    for name, mb in (("one chunk (512 MB, the default)", 512), ("two chunks (256 MB)", 256)):
+        est = GroupCDFFeatures(ImageRotation((28, 28)), n_templates=500, n_bins=50, n_group_samples=64,
+                               sampling="iid", dtype="float32", random_state=0, max_memory_mb=mb).fit(X[:8])
+        est.transform(X[:8])
+        gemms.clear()
+        est.transform(X)
+        ests[name], rows[name] = est, list(gemms)
+    fns = {"sgemm": lambda: X @ B, **{k: (lambda e=e: e.transform(X)) for k, e in ests.items()}}
+    sittings = []
+    for _ in range(args.sittings):
+        times, _ = _best_interleaved(fns, args.rounds)
+        sittings.append({"ms": {k: round(1e3 * v, 1) for k, v in times.items()},
+                         "share_of_sgemm": {k: round(times["sgemm"] / v, 3) for k, v in times.items() if k != "sgemm"}})
+        print(sittings[-1], flush=True)
+    res = {"gemm_rows_per_transform": rows, "sittings": sittings, "n_images": 1024, "threads": 1,
+           "rounds": args.rounds, "heap": "warm (mallopt)", "load_avg_1min": round(os.getloadavg()[0], 2),
+           "script": "benchmarks/probes/perf/gicdf_chunks.py"}
+    atomic_write_json(OUT, res)
+
+
+if __name__ == "__main__":
+    with threadpool_limits(1):
+        main()
