@@ -156,13 +156,16 @@ def test_fused_cdf_pool_refuses_an_output_of_the_wrong_shape_or_precision():
 
 @pytest.mark.parametrize("n_bins", [7, (3, 7)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_gicdf_written_into_its_output_rows_is_the_copied_pooling_bit_for_bit(impl, n_bins, dtype, monkeypatch):
+@pytest.mark.parametrize("x_dtype", [np.float64, np.float32])
+def test_gicdf_written_into_its_output_rows_is_the_copied_pooling_bit_for_bit(impl, n_bins, dtype, x_dtype,
+                                                                              monkeypatch):
     """The engine writes the CDF features straight into its output rows where the back-end can
     (``pools_into_numpy``); pooling into a temporary and copying, as a device back-end does, gives the same bits
-    (one and several bin counts; float32 similarities into the float64 output of float64 input)."""
+    (one and several bin counts; float32 similarities into the float64 output of float64 input, and float64
+    similarities of float32 input, dtype="float64", into its float32 output: that one once raised)."""
     from orbitkernels.backends.numpy import NumpyBackend
 
-    X = np.random.default_rng(3).normal(size=(37, 24))
+    X = np.random.default_rng(3).normal(size=(37, 24)).astype(x_dtype)
     est = GroupCDFFeatures(CyclicShift(24), n_templates=5, n_bins=7, dtype=dtype, random_state=0,
                            max_memory_mb=0.05).fit(X)
     def features():

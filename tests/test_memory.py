@@ -114,3 +114,25 @@ def test_haar_kernel_chunks_x_and_y_within_the_budget(big_X):
     assert peak <= budget + K.nbytes / 2**20 + SLACK_MB, peak
     np.testing.assert_allclose(K[:, :5], HaarKernel(ImageRotation((28, 28), n_angles=4), "rbf", gamma=0.01)(
         X64, big_X[:5]), rtol=1e-10)
+
+
+def test_pooling_temporaries_are_counted_per_block_where_the_back_end_pools_blocks(rng):
+    """NumPy pools cache-sized blocks straight into the output rows: the pooling's temporaries (a block of
+    features, the CDF's bin indices) are one block's, not one per chunk row (counted per row they halved
+    GICDF's chunks); a callable pooling, or a back-end that pools the whole chunk, holds them per row."""
+    X = rng.random((40, 256)).astype(np.float32)
+    f = GroupCDFFeatures(ImageRotation((16, 16)), n_templates=20, n_bins=5, n_group_samples=8,
+                         random_state=0).fit(X)
+    plan, pool = f.plan_, f._pool_spec()
+    n_out, n_sim = pool.n_out(20), 20 * 8
+    per_block = n_out * 4 + pool.work_bytes_per_row(n_sim)
+    rows_per_block = max(1, plan.strategy.pool_block_bytes // (n_sim * 4))
+    assert plan.pool_bytes(pool, n_out, 4) == (0, rows_per_block * per_block)
+    assert plan.pool_bytes(lambda S: S, n_out, 4) == (n_out * 4, 0)
+    # the budget then buys more rows per chunk than when every row carried the temporaries
+    assert plan.chunk_rows(10**6, 256, 4, reserve=rows_per_block * per_block) > plan.chunk_rows(
+        10**6, 256, 4, extra_per_row=per_block)
+    pytest.importorskip("torch")
+    g = GroupCDFFeatures(ImageRotation((16, 16)), n_templates=20, n_bins=5, n_group_samples=8, random_state=0,
+                         backend="torch").fit(X)
+    assert g.plan_.pool_bytes(g._pool_spec(), n_out, 4) == (per_block, 0)

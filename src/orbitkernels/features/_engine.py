@@ -130,7 +130,9 @@ class CDFPool(EnginePool):
         return parts[0] if len(parts) == 1 else bk.concatenate(parts, 1)
 
     def pool_into(self, S, bk, layout, out):
-        if not bk.pools_into_numpy:
+        # a narrower output (float64 similarities of float32 rows, dtype="float64") takes the pooled
+        # block rounded into it by the copy; the fused kernel writes S's precision or wider only
+        if not bk.pools_into_numpy or out.dtype.itemsize < S.dtype.itemsize:
             return super().pool_into(S, bk, layout, out)
         # each bin count's features straight into its columns of the output rows: the CDF output is
         # (2n+1)/r times the block it pools (1.6x at 50 bins and r = 64), so a temporary, a scaled copy
