@@ -648,6 +648,12 @@ def bench_rotated_mnist_full(quick=False):
 #: (a key of the same results file, or a committed probe script)
 VARIANTS = {
     "rotations_rf": [
+        {"variant": "the spectral paths' inverse FFTs along the spectrum's first axis, untransposed, pooled in the "
+                    "'rns' layout (the transposition was 44 of 263 ms on 512 digits)",
+         "status": "reverted", "evidence": "benchmarks/probes/perf/inverse_axis.py (results/bench/"
+                                           "inverse_axis_probe.json): faster on a contiguous block, not on a block of "
+                                           "the chunk's spectrum (0.43 vs 0.42 ms per image); the default estimator "
+                                           "2157 / 2153 images/s against 2218 before (two runs)"},
         {"variant": "fused orbit nonlinearity (numba): phase + vectorised float32 cosine + weighted mean in one pass "
                     "over each pooled block", "status": "kept",
          "evidence": "features_per_s: 'default' vs 'default (fused kernels off)'; cos_bound_images_per_s: fused vs "
