@@ -299,23 +299,42 @@ def bench_polar_accuracy(quick=False):
 
 
 # --------------------------------------------------------------------------- 2
+#: gemm_peak's shape: d pixels (28 x 28 digits), s templates, r rotations
+GEMM_PEAK_SHAPE = (784, 500, 64)
+
+
+def _gemm_peak_gicdf(**params):
+    """GICDF(50 bins) at gemm_peak's shape, unfitted: the benchmark and the issue #16 probes that explain its
+    number (``benchmarks/probes/perf/``) time this one estimator; ``params`` (e.g. ``max_memory_mb``) are set on it."""
+    from .features import GroupCDFFeatures
+    from .groups import ImageRotation
+
+    _, s, r = GEMM_PEAK_SHAPE
+    return GroupCDFFeatures(ImageRotation((28, 28)), n_templates=s, n_bins=50, n_group_samples=r, sampling="iid",
+                            dtype="float32", random_state=0).set_params(**params)
+
+
+def _gemm_peak_operand():
+    """The (d, s·r) float32 right-hand side of gemm_peak's reference sgemm (the transform's GEMM shape)."""
+    d, s, r = GEMM_PEAK_SHAPE
+    return np.random.default_rng(0).normal(size=(d, s * r)).astype(np.float32)
+
+
 def bench_gemm_peak(quick=False):
     """Template path GFLOP/s (2 N d s r / time) as a share of a plain float32 matmul of the same shape."""
     from .backends import numba_available
-    from .features import GroupCDFFeatures, OrbitFourierFeatures
+    from .features import OrbitFourierFeatures
     from .groups import ImageRotation
 
-    d, s, r = 784, 500, 64
+    d, s, r = GEMM_PEAK_SHAPE
     n = 256 if quick else 1024
     X = _mnist(n)
     flops = 2.0 * n * d * s * r
     A = X.copy()
-    B = np.random.default_rng(0).normal(size=(d, s * r)).astype(np.float32)
-    g = ImageRotation((28, 28))
-    ests = {"lgika_rf_cos_sin": OrbitFourierFeatures(g, gamma=0.02, n_components=s, n_group_samples=r, sampling="iid", dtype="float32",
-                                                     random_state=0),
-            "gicdf_50_bins": GroupCDFFeatures(g, n_templates=s, n_bins=50, n_group_samples=r, sampling="iid", dtype="float32",
-                                              random_state=0)}
+    B = _gemm_peak_operand()
+    ests = {"lgika_rf_cos_sin": OrbitFourierFeatures(ImageRotation((28, 28)), gamma=0.02, n_components=s, n_group_samples=r,
+                                                     sampling="iid", dtype="float32", random_state=0),
+            "gicdf_50_bins": _gemm_peak_gicdf()}
     fns = {"peak": lambda: A @ B}
     for name, est in ests.items():
         est.fit(X[:8])

@@ -19,9 +19,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.backends.numpy import NumpyBackend
-from orbitkernels.bench import _best_interleaved, _mnist
-from orbitkernels.features import GroupCDFFeatures
-from orbitkernels.groups import ImageRotation
+from orbitkernels.bench import GEMM_PEAK_SHAPE, _best_interleaved, _gemm_peak_gicdf, _gemm_peak_operand, _mnist
 from orbitkernels.utils.io import atomic_write_json
 
 OUT = "results/bench/cdf_direct_output_probe.json"
@@ -32,14 +30,13 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1024, help="digits transformed per round")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)
-    d, s, r = 784, 500, 64
+    d = GEMM_PEAK_SHAPE[0]
     X = _mnist(args.n)
-    est = GroupCDFFeatures(ImageRotation((28, 28)), n_templates=s, n_bins=50, n_group_samples=r, sampling="iid",
-                           dtype="float32", random_state=0).fit(X[:8])
+    est = _gemm_peak_gicdf().fit(X[:8])
     est.transform(X[:8])
     plan = est.plan_
     rows = plan.chunk_rows(args.n, d, 4)
-    A, B = X.copy(), np.random.default_rng(0).normal(size=(d, s * r)).astype(np.float32)
+    A, B = X.copy(), _gemm_peak_operand()
 
     def copied():
         NumpyBackend.pools_into_numpy = False

@@ -37,9 +37,7 @@ from threadpoolctl import threadpool_limits
 
 from orbitkernels.backends import _fused, use_numba
 from orbitkernels.backends.numpy import NumpyBackend
-from orbitkernels.bench import _best_interleaved, _mnist
-from orbitkernels.features import GroupCDFFeatures
-from orbitkernels.groups import ImageRotation
+from orbitkernels.bench import _best_interleaved, _gemm_peak_gicdf, _mnist
 from orbitkernels.utils.io import atomic_write_json
 
 OUT = "results/bench/cdf_pool_kernel_probe.json"
@@ -105,10 +103,9 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=256, help="digits whose similarities are pooled per round")
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args(argv)
-    n_bins, s, r = 50, 500, 64
     X = _mnist(args.n)
-    est = GroupCDFFeatures(ImageRotation((28, 28)), n_templates=s, n_bins=n_bins, n_group_samples=r, sampling="iid",
-                           dtype="float32", random_state=0).fit(X[:8])
+    est = _gemm_peak_gicdf().fit(X[:8])
+    n_bins, s, r = est.n_bins_, est.n_templates_, est.n_group_samples
     S = np.ascontiguousarray(est.plan_.similarities(X), dtype=np.float32)  # (n, s, r)
     w, vr = est.group_weights_, est.range_
     scale = 0.1

@@ -18,16 +18,12 @@ The benchmark's shape (``orbitkernels bench --name gemm_peak``: 1024 MNIST digit
 Writes ``results/bench/gicdf_chunks_probe.json``.
 """
 import argparse
-import ctypes
 import os
 
-import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.backends import numpy as numpy_backend
-from orbitkernels.bench import _best_interleaved, _mnist
-from orbitkernels.features import GroupCDFFeatures
-from orbitkernels.groups import ImageRotation
+from orbitkernels.bench import _best_interleaved, _gemm_peak_gicdf, _gemm_peak_operand, _mnist, _warm_heap
 from orbitkernels.utils.io import atomic_write_json
 
 OUT = "results/bench/gicdf_chunks_probe.json"
@@ -38,11 +34,9 @@ def main(argv=None):
     ap.add_argument("--sittings", type=int, default=3, help="measurements (each best of --rounds)")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)
-    libc = ctypes.CDLL("libc.so.6")
-    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-    assert libc.mallopt(M_MMAP_THRESHOLD, 2**30) == 1 and libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1) == 1
+    assert _warm_heap() == "warm", "needs glibc and ORBITKERNELS_BENCH_WARM_HEAP not 0"
     X = _mnist(1024)
-    B = np.random.default_rng(0).normal(size=(784, 500 * 64)).astype(np.float32)
+    B = _gemm_peak_operand()
     gemms = []
     matmul = numpy_backend.NumpyBackend.matmul
 
@@ -53,8 +47,7 @@ def main(argv=None):
     numpy_backend.NumpyBackend.matmul = counted
     ests, rows = {}, {}
     for name, mb in (("one chunk (512 MB, the default)", 512), ("two chunks (256 MB)", 256)):
-        est = GroupCDFFeatures(ImageRotation((28, 28)), n_templates=500, n_bins=50, n_group_samples=64,
-                               sampling="iid", dtype="float32", random_state=0, max_memory_mb=mb).fit(X[:8])
+        est = _gemm_peak_gicdf(max_memory_mb=mb).fit(X[:8])
         est.transform(X[:8])
         gemms.clear()
         est.transform(X)

@@ -32,22 +32,17 @@ import sys
 OUT = "results/bench/gicdf_warm_heap_probe.json"
 
 CHILD = r'''
-import ctypes, json, sys
+import json, sys
+from orbitkernels.bench import _best_interleaved, _gemm_peak_gicdf, _gemm_peak_operand, _mnist, _numba_off, _warm_heap
 if sys.argv[1] == "warm heap":
-    libc = ctypes.CDLL("libc.so.6")
-    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-    assert libc.mallopt(M_MMAP_THRESHOLD, 2**30) == 1 and libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1) == 1
+    assert _warm_heap() == "warm", "needs glibc and ORBITKERNELS_BENCH_WARM_HEAP not 0"
 import numpy as np
 from threadpoolctl import threadpool_limits
-from orbitkernels.bench import _best_interleaved, _mnist, _numba_off
-from orbitkernels.features import GroupCDFFeatures
-from orbitkernels.groups import ImageRotation
 with threadpool_limits(1):
     X = _mnist(1024)
-    est = GroupCDFFeatures(ImageRotation((28, 28)), n_templates=500, n_bins=50, n_group_samples=64, sampling="iid",
-                           dtype="float32", random_state=0).fit(X[:8])
+    est = _gemm_peak_gicdf().fit(X[:8])
     est.transform(X[:8])
-    B = np.random.default_rng(0).normal(size=(784, 500 * 64)).astype(np.float32)
+    B = _gemm_peak_operand()
     plan = est.plan_
     on = lambda: est.transform(X)
     fns = {"sgemm": lambda: X @ B, "gemm only": lambda: plan._similarities(X, np.dtype(np.float32)),

@@ -9,23 +9,21 @@ beats the 128 KiB one for GICDF by more than the noise, so it was kept. Usage::
 
     OMP_NUM_THREADS=1 PYTHONPATH=src ORBITKERNELS_DATA=<data folder> python benchmarks/probes/perf/pool_block.py
 """
-import numpy as np
 
-from orbitkernels.bench import _best_interleaved, _mnist
-from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, _engine
+from orbitkernels.bench import _best_interleaved, _gemm_peak_gicdf, _gemm_peak_operand, _mnist
+from orbitkernels.features import OrbitFourierFeatures, _engine
 from orbitkernels.groups import ImageRotation
 
 
 def main():
     X = _mnist(512)
     g = ImageRotation((28, 28))
-    G = GroupCDFFeatures(g, n_templates=500, n_bins=50, n_group_samples=64, sampling="iid", dtype="float32",
-                         random_state=0).fit(X[:8])
+    G = _gemm_peak_gicdf().fit(X[:8])
     L = OrbitFourierFeatures(g, gamma=0.02, n_components=500, n_group_samples=64, sampling="iid", dtype="float32",
                              random_state=0).fit(X[:8])
     G.transform(X[:8]), L.transform(X[:8])
     A = X.copy()
-    B = np.random.default_rng(0).normal(size=(784, 500 * 64)).astype(np.float32)
+    B = _gemm_peak_operand()
 
     def with_block(est, b):
         def run():

@@ -181,24 +181,17 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         out_dtype = np.dtype(out_dtype or X.dtype)
         self._check_magnitude(X)
         cdt = plan.compute_dtype(X.dtype)
-        budget = float(self.max_memory_mb) * 2**20
-        plan.max_memory_mb = float(self.max_memory_mb)
+        plan.max_memory_mb = self.max_memory_mb
         # the engine pools cache-sized sub-blocks whose temporaries (the CDF's int64 counts: up to
         # 3x the block) do not shrink with the chunk, plus the kernels' per-call template norms
         # and the pooling's temporaries (per row, or per pooled block where the back-end pools blocks)
         pool_row, pool_block = plan.pool_bytes(pool, n_out, max(cdt.itemsize, out_dtype.itemsize))
         reserve = 4 * plan.strategy.pool_block_bytes + pool_block
-        per_row = plan.row_bytes(d, cdt.itemsize) + n_out * out_dtype.itemsize + pool_row
+        extra = n_out * out_dtype.itemsize + pool_row + self._extra_row_bytes(d, cdt.itemsize)
         if self._prepare_copies:
-            per_row += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)
-        per_row += self._extra_row_bytes(d, cdt.itemsize)
-        rows = int((budget - min(reserve, budget / 4)) // per_row)
-        if rows < 1:
-            raise ValueError(
-                f"max_memory_mb={self.max_memory_mb} is smaller than one row needs "
-                f"({per_row / 2**20:.3f} MB for {plan.n_templates} templates x {plan.n_elements} group elements); "
-                "raise max_memory_mb or use fewer templates or group samples"
-            )
+            extra += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)
+        # the engine's own count (beyond the similarities: extra), its error when one row does not fit
+        rows = plan.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra, reserve=reserve)
         if rows >= n and not self._prepare_copies:
             out = plan.map(X, pool, n_out, out_dtype=out_dtype)
         else:
