@@ -60,3 +60,26 @@ def test_gram_dual_and_collinear_columns():
     Z = np.c_[X, X[:, :1]]
     p = RidgePath([0.0]).fit(Z, y)
     np.testing.assert_allclose(p.predict(Z)[0, :, 0], Ridge(alpha=0.0, solver="svd").fit(Z, y).predict(Z), atol=1e-8)
+
+
+@pytest.mark.parametrize("n,d", [(300, 200), (50, 200)])  # primal, dual
+def test_predict_in_blocks_is_predict_at_once_and_bounded_in_memory(n, d, monkeypatch):
+    import tracemalloc
+
+    rng = np.random.RandomState(4)
+    X, Y = rng.randn(n, d), rng.randn(n, 3)
+    path = RidgePath(ALPHAS).fit(X, Y)
+    Xt = rng.randn(5000, d).astype(np.float32)
+    whole = path.predict(Xt)
+    # 8 rows per block: the blocks' edges fall inside the rows, and in the middle of the last block
+    monkeypatch.setattr(RidgePath, "PREDICT_BLOCK_BYTES", 8 * 8 * d)
+    np.testing.assert_allclose(path.predict(Xt), whole, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(path.predict(Xt, 2), whole[2], rtol=1e-12, atol=1e-12)
+    tracemalloc.start()
+    path.predict(Xt)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # the predictions (n_α · m · k float64, twice: the block output and the α-major result), W and one
+    # block, not a float64 copy of every row (8 MB here, what predict held before)
+    bound = 2 * 8 * len(ALPHAS) * 5000 * 3 + 2 * 8 * d * len(ALPHAS) * 3 + 2 * 8 * 8 * d + 65536
+    assert peak < bound < 5000 * d * 8 / 3

@@ -44,10 +44,9 @@ def _fit_eval(G, Y, y, train, valid, test):
     acc = lambda P, yv: float(np.mean(P.argmax(1) == yv.argmax(1)))  # noqa: E731
     _, lam, table = holdout_select({0: G}, Y, train, valid, lambdas, acc)
     fit_rows = np.concatenate([train, valid])
-    path = RidgePath([lam]).fit(G[fit_rows], Y[fit_rows])
-    # the 50k test rows a block at a time: predict works in float64 on a centred copy (two 6.8 GB arrays at
-    # D = 17000, which with the features took the first sitting past the machine's 24 GB)
-    P = np.concatenate([path.predict(G[test[a : a + 5000]])[0] for a in range(0, len(test), 5000)])
+    # RidgePath.predict centres the 50k test rows a block at a time (a float64 copy of them all at D = 17000,
+    # beside the features, took the probe's first sitting past the machine's 24 GB)
+    P = RidgePath([lam]).fit(G[fit_rows], Y[fit_rows]).predict(G[test])[0]
     best = int(np.argmax(table["0"]))
     return {"accuracy": 100.0 * float(np.mean(P.argmax(1) == y[test])), "lambda": lam,
             "valid_acc": table["0"][best], "lam_at_grid_edge": best in (0, len(lambdas) - 1)}

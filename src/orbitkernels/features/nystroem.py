@@ -61,11 +61,17 @@ class OrbitNystroem(OrbitFeaturesBase):
         unitary action; any kernel for actions that permute coordinates.
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
+        ``dtype=None`` computes in the input's precision, except where K_ZZ is so ill-conditioned
+        that float32 kernel values would give features off by more than 1e-3 of their norm
+        (bound: u · sqrt(s · k_max / σ_min(K_ZZ)), u = float32's rounding unit): then float32 rows
+        are mapped in float64 (the output stays float32), and ``precision_`` says so.
 
     Attributes
     ----------
     components_ (the landmarks), normalization_ (L), group_elements_, group_weights_, group_, plan_
     kernel_params_, gamma_ : the kernel arguments fixed at ``fit``.
+    precision_ : {"float32", "float64"}
+        The precision float32 rows are mapped in under ``dtype=None`` (see ``dtype``).
     """
 
     _parameter_constraints: dict = {
@@ -137,8 +143,37 @@ class OrbitNystroem(OrbitFeaturesBase):
         U, S, Vt = scipy.linalg.svd(K)
         S = np.maximum(S, 1e-12)
         self.normalization_ = (U / np.sqrt(S)) @ Vt
+        self.precision_ = self._auto_precision(S, np.abs(np.diag(K)).max())
         self.components_ = Z
         return Z
+
+    @staticmethod
+    def _auto_precision(S, k_max):
+        """The precision float32 rows need for features within ``FLOAT32_TOLERANCE`` of exact.
+
+        L = K_ZZ^{-1/2} amplifies an error δk in the kernel values by up to ||L||₂ = S_min^{-1/2}:
+        ||δψ|| <= S_min^{-1/2} · sqrt(s) · u · k_max with u float32's rounding unit, against features of
+        norm ~ sqrt(k_max). Many landmarks under a wide kernel (s close to the number of training rows,
+        small γ) make K_ZZ nearly singular: on QM7 (5700 landmarks from 5732 molecules, γ factor 1/64)
+        the float32 kernel values gave a ridge LOO RMSE of 30.5 kcal/mol where float64 gives 13.6
+        (``benchmarks/probes/raj2017/nys_precision.py``).
+        """
+        u = float(np.finfo(np.float32).eps)
+        s_min = float(np.min(S))
+        if not s_min > 0:
+            return "float64"
+        bound = u * np.sqrt(len(S) / s_min) * np.sqrt(max(float(k_max), 0.0))
+        return "float64" if not np.isfinite(bound) or bound > OrbitNystroem.FLOAT32_TOLERANCE else "float32"
+
+    #: relative feature error (bound above) past which float32 rows are mapped in float64 (``dtype=None``)
+    FLOAT32_TOLERANCE = 1e-3
+
+    def _engine_options(self):
+        opts = super()._engine_options()
+        # dtype=None: float32 rows keep float32 kernel values only while L keeps them accurate
+        if opts["dtype"] is None and getattr(self, "precision_", "float32") == "float64":
+            opts["dtype"] = "float64"
+        return opts
 
     def _describe_kernel(self):
         return f"kernel={self.kernel!r}, {getattr(self, 'kernel_params_', self.kernel_params)}"

@@ -119,16 +119,25 @@ class RidgePath:
     def intercept(self, i):
         return self.y_mean_ - self.x_mean_ @ self.coef(i)
 
+    #: bytes of the float64 centred copy of new rows that :meth:`predict` holds at a time: at D = 17000 the
+    #: 50k test digits of Rotated MNIST need a 6.8 GB copy at once, beside features as large
+    PREDICT_BLOCK_BYTES = 64 * 2**20
+
     def predict(self, X, index=None):
-        """Φ W + b at ``alphas[index]`` (m, k), or for every α (n_alphas, m, k) when ``index`` is None."""
-        Xc = np.asarray(X, dtype=np.float64) - self.x_mean_
-        if index is not None:
-            return Xc @ self.coef(index) + self.y_mean_
-        if not self.dual_:  # rotate once, then one small product per α
-            A = Xc @ self.vecs_
-            return np.stack([A @ (self.proj_ * self._inverse(i)[:, None]) for i in range(len(self.alphas))]) \
-                + self.y_mean_
-        return np.stack([Xc @ self.coef(i) for i in range(len(self.alphas))]) + self.y_mean_
+        """Φ W + b at ``alphas[index]`` (m, k), or for every α (n_alphas, m, k) when ``index`` is None.
+
+        The rows are centred and multiplied a block at a time (``PREDICT_BLOCK_BYTES``), against every α's
+        W at once: one product per block, and memory that does not grow with m beyond the predictions."""
+        X = np.asarray(X)
+        idx = range(len(self.alphas)) if index is None else [int(index)]
+        W = np.concatenate([self.coef(i) for i in idx], axis=1)  # (D, n_α · k)
+        m, k = X.shape[0], self.y_mean_.shape[0]
+        out = np.empty((m, W.shape[1]))
+        rows = max(1, int(self.PREDICT_BLOCK_BYTES // (8 * max(X.shape[1], 1))))
+        for a in range(0, m, rows):
+            out[a : a + rows] = (np.asarray(X[a : a + rows], dtype=np.float64) - self.x_mean_) @ W
+        P = out.reshape(m, len(idx), k).transpose(1, 0, 2) + self.y_mean_
+        return P if index is None else P[0]
 
     def predict_gram(self, K_new, index=None):
         """Predictions from the (m, n) kernel rows of new points against the training rows (dual only),
