@@ -71,8 +71,8 @@ def test_predict_in_blocks_is_predict_at_once_and_bounded_in_memory(n, d, monkey
     path = RidgePath(ALPHAS).fit(X, Y)
     Xt = rng.randn(5000, d).astype(np.float32)
     whole = path.predict(Xt)
-    # 8 rows per block: the blocks' edges fall inside the rows, and in the middle of the last block
-    monkeypatch.setattr(RidgePath, "PREDICT_BLOCK_BYTES", 8 * 8 * d)
+    # 7 rows per block: 714 full blocks and a last one of 2 rows
+    monkeypatch.setattr(RidgePath, "PREDICT_BLOCK_BYTES", 7 * 8 * d)
     np.testing.assert_allclose(path.predict(Xt), whole, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(path.predict(Xt, 2), whole[2], rtol=1e-12, atol=1e-12)
     tracemalloc.start()
@@ -81,5 +81,5 @@ def test_predict_in_blocks_is_predict_at_once_and_bounded_in_memory(n, d, monkey
     tracemalloc.stop()
     # the predictions (n_α · m · k float64, twice: the block output and the α-major result), W and one
     # block, not a float64 copy of every row (8 MB here, what predict held before)
-    bound = 2 * 8 * len(ALPHAS) * 5000 * 3 + 2 * 8 * d * len(ALPHAS) * 3 + 2 * 8 * 8 * d + 65536
+    bound = 2 * 8 * len(ALPHAS) * 5000 * 3 + 2 * 8 * d * len(ALPHAS) * 3 + 2 * 7 * 8 * d + 65536
     assert peak < bound < 5000 * d * 8 / 3

@@ -155,15 +155,14 @@ class OrbitNystroem(OrbitFeaturesBase):
         ||δψ|| <= S_min^{-1/2} · sqrt(s) · u · k_max with u float32's rounding unit, against features of
         norm ~ sqrt(k_max). Many landmarks under a wide kernel (s close to the number of training rows,
         small γ) make K_ZZ nearly singular: on QM7 (5700 landmarks from 5732 molecules, γ factor 1/64)
-        the float32 kernel values gave a ridge LOO RMSE of 30.5 kcal/mol where float64 gives 13.6
-        (``benchmarks/probes/raj2017/nys_precision.py``).
-        """
+        the float32 kernel values gave a ridge LOO RMSE of 30.4 kcal/mol where float64 gives 13.56
+        (``benchmarks/probes/raj2017/nys_precision.py``)."""
         u = float(np.finfo(np.float32).eps)
         s_min = float(np.min(S))
-        if not s_min > 0:
+        if not s_min > 0:  # singular (or NaN): the amplification is unbounded
             return "float64"
         bound = u * np.sqrt(len(S) / s_min) * np.sqrt(max(float(k_max), 0.0))
-        return "float64" if not np.isfinite(bound) or bound > OrbitNystroem.FLOAT32_TOLERANCE else "float32"
+        return "float64" if bound > OrbitNystroem.FLOAT32_TOLERANCE else "float32"
 
     #: relative feature error (bound above) past which float32 rows are mapped in float64 (``dtype=None``)
     FLOAT32_TOLERANCE = 1e-3
