@@ -84,6 +84,25 @@ def test_quick_experiment_end_to_end(name, tmp_path, monkeypatch):
             for mode in ("drop", "scale"):
                 acc = [t[loss][mode][str(K)]["accuracy"] for K in saved["config"]["attack_K"]]
                 assert all(0 <= a <= 1 for a in acc)
+        # every test part is tested by models that never saw it or the tuning part; part 10's is the headline split
+        d = saved["data"]
+        parts = d["test_parts"]
+        assert sorted(parts, key=int) == [str(k) for k in saved["config"]["test_parts"]]
+        assert parts["10"]["eval"] == t and parts["10"]["n_test"] == d["n_test"]
+        assert d["n_test_pooled"] == sum(p["n_test"] for p in parts.values())
+        Kh = str(saved["config"]["headline_K"])
+        for loss in ("fdrop", "fscale"):
+            pooled = d["mcnemar_pooled"][loss]["drop"][Kh]
+            for f in ("hinge_only", "invariant_only"):
+                assert pooled[f] == sum(p["discordant"][loss]["drop"][Kh][f] for p in parts.values())
+            assert pooled["p_value"] == pytest.approx(
+                teo2007._mcnemar_p(pooled["hinge_only"], pooled["invariant_only"]))
+            assert d["mcnemar"][loss]["drop"][Kh]["hinge_only"] == parts["10"]["discordant"][loss]["drop"][Kh][
+                "hinge_only"]
+        mean = d["mean_over_parts"]["fdrop"]["drop"][Kh]["accuracy"]
+        assert mean == pytest.approx(np.mean([p["eval"]["fdrop"]["drop"][Kh]["accuracy"] for p in parts.values()]))
+        heads = {h["name"]: h for h in saved["headline"]}
+        assert any("test parts" in n and "McNemar" in n for n in heads)
     # a second call resumes nothing (the partial file is gone) but gives the same numbers
     again = teo2007.EXPERIMENTS[name](quick=True, out_dir=tmp_path)
     assert [h["ours"] for h in again["headline"]] == pytest.approx([h["ours"] for h in res["headline"]])
@@ -91,3 +110,38 @@ def test_quick_experiment_end_to_end(name, tmp_path, monkeypatch):
     shutil.copy(path, tmp_path / "teo2007" / f"{name}.json")
     md = teo2007.render_markdown(tmp_path)
     assert f"## {name}" in md and saved["headline"][0]["name"] in md
+
+
+def test_spam_split_keeps_the_tuning_part_out():
+    part = np.array([1, 2, 9, 10, 3, 9, 10, 2])
+    tr, te = teo2007._spam_split(part, 2)
+    np.testing.assert_array_equal(te, part == 2)
+    np.testing.assert_array_equal(tr, np.isin(part, [1, 3, 10]))
+    assert not (tr & te).any() and not tr[part == teo2007.TUNING_PART].any()
+
+
+def test_spam_vocabulary_comes_from_the_training_rows_only():
+    import scipy.sparse as sp
+
+    counts = sp.csr_matrix(np.array([[1, 0, 3, 0], [2, 0, 1, 0], [0, 5, 0, 1], [0, 4, 0, 1]], float))
+    train = np.array([True, True, False, False])
+    X = teo2007._spam_features(counts, train, min_df=2)
+    assert X.shape == (4, 2)  # words 0 and 2: in both training rows; words 1 and 3 only in the test rows
+    np.testing.assert_allclose(np.asarray(X.multiply(X).sum(1)).ravel()[:2], 1.0)
+    assert X[2:].nnz == 0
+
+
+def test_pooled_mcnemar_sums_discordant_pairs():
+    a = {"fdrop": {"drop": {"5": {"hinge_only": 1, "invariant_only": 9}}}}
+    b = {"fdrop": {"drop": {"5": {"hinge_only": 0, "invariant_only": 30}}}}
+    table = teo2007._mcnemar_table(teo2007._sum_discordant([a, b]))
+    cell = table["fdrop"]["drop"]["5"]
+    assert (cell["hinge_only"], cell["invariant_only"]) == (1, 39)
+    assert cell["p_value"] == pytest.approx(teo2007.mcnemar(np.r_[np.ones(1), np.zeros(39)].astype(bool),
+                                                            np.r_[np.zeros(1), np.ones(39)].astype(bool))[2])
+    assert cell["p_value"] < 1e-9
+
+
+def test_p_value_text_names_an_underflow():
+    assert teo2007._p_text(3.0e-123) == "3e-123"
+    assert teo2007._p_text(0.0) == "< 1e-300"

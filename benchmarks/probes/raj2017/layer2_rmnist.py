@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from orbitkernels.datasets import load_rotated_mnist
 from orbitkernels.experiments import raj2017
 from orbitkernels.experiments._common import RidgePath  # the reproduction's λ (penalty λ n ||w||²), as its cells
 from orbitkernels.experiments._raj_eval import holdout_select, median_sq_dist, one_hot, second_layer
@@ -59,11 +58,7 @@ def main(sampling="qmc"):
                        script="benchmarks/probes/raj2017/layer2_rmnist.py", experiment="rotated_mnist",
                        seed=SEED, d1=D1, r=100, law=LAW, gamma1_factor=FACTOR1)
     todo = [f"{tag}layer1"] + [f"{tag}d2={d2} f2={f2:g} {mode}" for d2, f2, mode in GRID]
-    b = load_rotated_mnist(source="auto", random_state=0)
-    X = np.concatenate([b.x_train, b.x_valid, b.x_test]).astype(np.float32)
-    y = np.concatenate([b.y_train, b.y_valid, b.y_test]).astype(int)
-    n1, n2 = len(b.x_train), len(b.x_train) + len(b.x_valid)
-    train, valid, test = np.arange(n1), np.arange(n1, n2), np.arange(n2, len(X))
+    _, X, y, train, valid, test = raj2017.rotated_mnist_split()
     Y = one_hot(y, 10)
     cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
     scale = median_sq_dist(X[train], seed=SEED)

@@ -1189,19 +1189,26 @@ def _image_figure(rows, title, path, paper_line):
     plt.close(fig)
 
 
-def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
-    """Table 2 on the REGENERATED Rotated MNIST (official files unavailable): 10k train, 2k validation, 50k test."""
+def rotated_mnist_split(download=False, **sizes):
+    """Table 2's data as its cells see it: ``(bunch, X, y, train, valid, test)``, the regenerated Rotated MNIST's
+    train, validation and test rows stacked in that order (X float32), with the index arrays of each split."""
     from ..datasets import load_rotated_mnist
 
-    cname, cfg = _pick_config("rotated_mnist", quick, config)
-    run = _experiment_run("rotated_mnist", {"configuration": cname, **cfg, "seed": seed, "lambdas": _LAMBDAS},
-                          out_dir, quick, resume)
-    sizes = {k: cfg[k] for k in ("n_train", "n_valid", "n_test") if cfg[k]}
     b = load_rotated_mnist(source="auto", random_state=0, download=download, **sizes)
     X = np.concatenate([b.x_train, b.x_valid, b.x_test]).astype(np.float32)
     y = np.concatenate([b.y_train, b.y_valid, b.y_test]).astype(int)
     n1, n2 = len(b.x_train), len(b.x_train) + len(b.x_valid)
-    train, valid, test = np.arange(n1), np.arange(n1, n2), np.arange(n2, len(X))
+    return b, X, y, np.arange(n1), np.arange(n1, n2), np.arange(n2, len(X))
+
+
+def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
+    """Table 2 on the REGENERATED Rotated MNIST (official files unavailable): 10k train, 2k validation, 50k test."""
+    cname, cfg = _pick_config("rotated_mnist", quick, config)
+    run = _experiment_run("rotated_mnist", {"configuration": cname, **cfg, "seed": seed, "lambdas": _LAMBDAS},
+                          out_dir, quick, resume)
+    sizes = {k: cfg[k] for k in ("n_train", "n_valid", "n_test") if cfg[k]}
+    b, X, y, train, valid, test = rotated_mnist_split(download=download, **sizes)
+
     def make_group(law, polar=False):
         if polar:  # the A grid rotations, q_k ∝ density of the law at 2πk/A
             return PolarRotation((28, 28), n_angles=cfg.get("polar_angles", 64), angle=_angle_law(law))

@@ -67,10 +67,13 @@ SPAM_FULL = dict(
     fscale_K=[5, 10, 20], fscale_lu=[[0.5, 2.0], [0.5, 8.0]],
     attack_K=[0, 1, 2, 5, 10, 20, 40], attack_scale_lu=[0.5, 2.0],
     headline_K=10,
+    # Table 1 averages over ECML06's 3 test users and runs McNemar's test on all 7,500 of their e-mails: here
+    # every part but the tuning part 9 is a test subset in turn, the selected models trained on the other 8
+    test_parts=[1, 2, 3, 4, 5, 6, 7, 8, 10],
 )
 SPAM_QUICK = dict(
     min_df=2, epochs=10, batch_size=32, lams=[1e-4], fdrop_K=[5], fscale_K=[5], fscale_lu=[[0.5, 2.0]],
-    attack_K=[0, 5], attack_scale_lu=[0.5, 2.0], headline_K=5, n_messages=800,
+    attack_K=[0, 5], attack_scale_lu=[0.5, 2.0], headline_K=5, n_messages=800, test_parts=[8, 10],
 )
 
 
@@ -362,34 +365,45 @@ def mcnemar(correct_a, correct_b):
     Returns ``(n_a_only, n_b_only, p_value)`` where ``n_a_only`` counts examples only ``a`` classifies
     correctly.
     """
-    from scipy.stats import binomtest
-
     a = np.asarray(correct_a, dtype=bool)
     b = np.asarray(correct_b, dtype=bool)
     if a.shape != b.shape:
         raise ValueError(f"correct_a and correct_b must have the same shape; got {a.shape} and {b.shape}")
     n01, n10 = int(np.sum(a & ~b)), int(np.sum(~a & b))
-    p = 1.0 if n01 + n10 == 0 else float(binomtest(n01, n01 + n10, 0.5).pvalue)
-    return n01, n10, p
+    return n01, n10, _mcnemar_p(n01, n10)
 
 
-def _spam_data(cfg, seed, download=False):
+TUNING_PART = 9  # Ling-Spam's part used to select every loss's parameters, never trained or tested on
+
+
+def _spam_corpus(cfg, seed, download=False):
+    """Ling-Spam's raw word counts (CSR), labels and part numbers (1-10), subsampled in quick mode."""
     from ..datasets import load_lingspam
 
     b = load_lingspam(download=download)
-    X = sp.csr_matrix(b.counts, dtype=np.float64)
+    counts = sp.csr_matrix(b.counts, dtype=np.float64)
     y = b.label.astype(int)
     part = b.part.astype(int)
     if cfg.get("n_messages"):
         keep = np.sort(np.random.default_rng([seed, 5]).choice(len(y), cfg["n_messages"], replace=False))
-        X, y, part = X[keep], y[keep], part[keep]
-    tr, va, te = part <= 8, part == 9, part == 10
-    df = np.asarray((X[tr] > 0).sum(axis=0)).ravel()
-    X = X[:, np.flatnonzero(df >= cfg["min_df"])].tocsr()
+        counts, y, part = counts[keep], y[keep], part[keep]
+    return counts, y, part
+
+
+def _spam_features(counts, train, min_df):
+    """The messages as features: words in at least ``min_df`` training messages, log(1 + count), unit rows.
+
+    The vocabulary comes from the ``train`` rows only, so a test part never chooses its own words."""
+    df = np.asarray((counts[train] > 0).sum(axis=0)).ravel()
+    X = counts[:, np.flatnonzero(df >= min_df)].tocsr()
     X.data = np.log1p(X.data)  # damped counts: one repeated word should not dominate a message
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    X = (sp.diags(1.0 / np.maximum(norms, 1e-12)) @ X).tocsr()
-    return X, y, tr, va, te
+    return (sp.diags(1.0 / np.maximum(norms, 1e-12)) @ X).tocsr()
+
+
+def _spam_split(part, test_part):
+    """Training rows (every part but the tuning part and ``test_part``) and test rows of one test subset."""
+    return (part != TUNING_PART) & (part != test_part), part == test_part
 
 
 def _spam_eval(model, X, y, attack_K, scale_lu):
@@ -423,7 +437,8 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
     from ..models import InvariantLinearClassifier
 
     cfg = dict(SPAM_QUICK if quick else SPAM_FULL)
-    cfg.update(seed=seed, data="Ling-Spam bare, parts 1-8 train, 9 tuning, 10 test",
+    cfg.update(seed=seed, data="Ling-Spam bare, parts 1-8 train, 9 tuning, 10 test; then each of test_parts as a "
+                               "test subset, trained on the parts other than it and 9",
                features="word counts, words in >= min_df training messages, log(1 + count), rows scaled to unit "
                         "L2 norm",
                attacks="worst_case_attack(model, X, K, mode='drop') (Globerson & Roweis 2006) and "
@@ -431,7 +446,13 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
                tuning="per loss, the parameters with the best mean part-9 accuracy over clean and both "
                       "attacks on the attack_K grid")
     run = ExperimentRun(PAPER, "spam", cfg, out_dir=out_dir, quick=quick, resume=resume)
-    X, y, tr, va, te = _spam_data(cfg, seed, download)
+    if 10 not in cfg["test_parts"] or TUNING_PART in cfg["test_parts"]:
+        raise ValueError(f"test_parts must include part 10 and not the tuning part {TUNING_PART}; "
+                         f"got {cfg['test_parts']}")
+    counts, y, part = _spam_corpus(cfg, seed, download)
+    tr, te = _spam_split(part, 10)
+    va = part == TUNING_PART
+    X = _spam_features(counts, tr, cfg["min_df"])
     grid = [("hinge", lam, 0, 0.0, 1.0) for lam in cfg["lams"]]
     grid += [("fdrop", lam, K, 0.0, 1.0) for lam in cfg["lams"] for K in cfg["fdrop_K"]]
     grid += [("fscale", lam, K, l, u) for lam in cfg["lams"] for K in cfg["fscale_K"] for l, u in cfg["fscale_lu"]]
@@ -458,17 +479,33 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
                         "l": best[3] if loss == "fscale" else None, "u": best[4] if loss == "fscale" else None,
                         "validation_score": run.get(run.key("tune", *best))["score"], "grid_key": list(best)}
 
-    # The selected models are refitted (deterministic: same seed) to evaluate them on part 10.
-    test, correct = {}, {}
-    for loss in progress(list(chosen), desc="teo2007 spam test"):
-        g = chosen[loss]["grid_key"]
-        model = model_of(*g).fit(X[tr], y[tr])
-        test[loss], correct[loss] = _spam_eval(model, X[te], y[te], cfg["attack_K"], cfg["attack_scale_lu"])
-    mc = {}
-    for loss in ("fdrop", "fscale"):
-        mc[loss] = {mode: {K: dict(zip(("hinge_only", "invariant_only", "p_value"),
-                                       mcnemar(correct["hinge"][mode][K], correct[loss][mode][K])))
-                           for K in correct[loss][mode]} for mode in ("drop", "scale")}
+    # The selected models on every test subset: trained on the other parts (not the tuning part), with the
+    # vocabulary of that training set. Part 10's subset is the tuning runs' split (parts 1-8 train).
+    parts = {}
+    for k in progress(cfg["test_parts"], desc="teo2007 spam test parts"):
+        def compute(k=k):
+            trk, tek = _spam_split(part, k)
+            Xk = _spam_features(counts, trk, cfg["min_df"])
+            ev, correct = {}, {}
+            for loss in chosen:
+                model = model_of(*chosen[loss]["grid_key"]).fit(Xk[trk], y[trk])
+                ev[loss], correct[loss] = _spam_eval(model, Xk[tek], y[tek], cfg["attack_K"], cfg["attack_scale_lu"])
+            # McNemar needs the pairs, not the accuracies: the discordant counts pool over parts
+            disc = {loss: {mode: {K: dict(zip(("hinge_only", "invariant_only"),
+                                              mcnemar(correct["hinge"][mode][K], correct[loss][mode][K])[:2]))
+                                  for K in correct[loss][mode]} for mode in ("drop", "scale")}
+                    for loss in ("fdrop", "fscale")}
+            return {"n_test": int(tek.sum()), "n_train": int(trk.sum()), "n_features": int(Xk.shape[1]),
+                    "spam_fraction": float(y[tek].mean()), "eval": ev, "discordant": disc}
+
+        parts[str(k)] = run.cell(run.key("test_part", k), compute)
+
+    test = parts["10"]["eval"]
+    mc = _mcnemar_table(parts["10"]["discordant"])
+    pooled = _mcnemar_table(_sum_discordant([p["discordant"] for p in parts.values()]))
+    mean = _mean_eval([p["eval"] for p in parts.values()])
+    n_pooled = int(sum(p["n_test"] for p in parts.values()))
+    n_parts = len(parts)
 
     Kh = str(cfg["headline_K"])
     heads = []
@@ -476,17 +513,20 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
         heads.append(headline(f"{loss} accuracy % (part 10, clean)", 100 * test[loss]["drop"]["0"]["accuracy"], None,
                               "higher"))
     for loss in ("hinge", "fdrop", "fscale"):
-        heads.append(headline(f"{loss} accuracy % (part 10, K={Kh} features deleted)",
-                              100 * test[loss]["drop"][Kh]["accuracy"], PAPER_SPAM[loss][0], "higher",
-                              note="paper: ECML06 task A accuracy (shifted test users), the pressure this attack "
-                                   "stands in for"))
+        heads.append(headline(f"{loss} accuracy % (mean of {n_parts} test parts, K={Kh} features deleted)",
+                              100 * mean[loss]["drop"][Kh]["accuracy"], PAPER_SPAM[loss][0], "higher",
+                              note="paper: ECML06 task A accuracy averaged over 3 test users (shifted users), the "
+                                   "pressure this attack stands in for"))
     for loss in ("hinge", "fdrop", "fscale"):
-        heads.append(headline(f"{loss} AUC % (part 10, K={Kh} features deleted)",
-                              100 * test[loss]["drop"][Kh]["auc"], PAPER_SPAM[loss][1], "higher"))
+        heads.append(headline(f"{loss} AUC % (mean of {n_parts} test parts, K={Kh} features deleted)",
+                              100 * mean[loss]["drop"][Kh]["auc"], PAPER_SPAM[loss][1], "higher"))
     for loss in ("fdrop", "fscale"):
-        heads.append(headline(f"McNemar p-value hinge vs {loss} (K={Kh} deleted)", mc[loss]["drop"][Kh]["p_value"],
-                              1e-32, "lower", note="paper: p < 1e-32 on ECML06"))
-    notes = experiment_notes("spam", {"test": test, "selected": chosen, "mcnemar": mc, "n_test": int(te.sum())}, cfg)
+        heads.append(headline(f"McNemar p-value hinge vs {loss} (K={Kh} deleted, {n_pooled} messages of {n_parts} "
+                              "test parts)", pooled[loss]["drop"][Kh]["p_value"], 1e-32, "lower",
+                              note="paper: p < 1e-32 on the 7,500 e-mails of ECML06's 3 test users"))
+    data = {"test": test, "selected": chosen, "mcnemar": mc, "n_test": int(te.sum()), "test_parts": parts,
+            "mean_over_parts": mean, "mcnemar_pooled": pooled, "n_test_pooled": n_pooled}
+    notes = experiment_notes("spam", data, cfg)
 
     def figure(path):
         plt = _matplotlib()
@@ -494,30 +534,71 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
         Ks = cfg["attack_K"]
         for ax, mode in zip(axes, ("drop", "scale")):
             for loss, style in zip(("hinge", "fdrop", "fscale"), ("o-", "s--", "^-")):
-                ax.plot(Ks, [100 * test[loss][mode][str(K)]["accuracy"] for K in Ks], style, label=loss)
+                m = [100 * mean[loss][mode][str(K)]["accuracy"] for K in Ks]
+                e = [100 * mean[loss][mode][str(K)]["accuracy_std"] for K in Ks]
+                ax.errorbar(Ks, m, yerr=e, fmt=style, capsize=3, label=loss)
             title = ("worst-case deletion of K features" if mode == "drop" else
                      f"worst-case scaling of K features in [{cfg['attack_scale_lu'][0]}, {cfg['attack_scale_lu'][1]}]")
             ax.set(xlabel="K (features changed per message)", ylabel="test accuracy (%)", title=title)
             ax.grid(alpha=0.3)
             ax.legend()
-        fig.suptitle("Teo et al. 2007, Table 1 on Ling-Spam part 10 (trained on parts 1-8, tuned on part 9)")
+        fig.suptitle(f"Teo et al. 2007, Table 1 on Ling-Spam: mean ± std over {n_parts} test parts (each tested by "
+                     "models trained on the others, tuned on part 9)", fontsize=10)
         fig.tight_layout()
         fig.savefig(path, dpi=110)
         plt.close(fig)
 
-    return run.finish({"test": test, "selected": chosen, "mcnemar": mc, "n_features": int(X.shape[1]),
-                       "n_train": int(tr.sum()), "n_valid": int(va.sum()), "n_test": int(te.sum()),
+    return run.finish({**data, "n_features": int(X.shape[1]), "n_train": int(tr.sum()), "n_valid": int(va.sum()),
                        "spam_fraction_test": float(y[te].mean())},
                       heads, seeds={"seed": seed}, notes=notes, figure=figure)
 
 
-def spam_note_values(data, cfg):
-    """Fields of ``notes/teo2007_spam.md`` from a results file's ``data`` (test, selection, McNemar) and ``config``."""
-    test, mc = data["test"], data["mcnemar"]
-    Ks = [str(K) for K in cfg["attack_K"] if K > 0]
+def _mcnemar_p(n01, n10):
+    """Two-sided exact binomial test on ``n01`` against ``n10`` discordant pairs (1 when there are none)."""
+    from scipy.stats import binomtest
 
-    def holds(loss, mode):  # at least the hinge accuracy at every K > 0
-        return _yes(all(test[loss][mode][K]["accuracy"] >= test["hinge"][mode][K]["accuracy"] for K in Ks))
+    return 1.0 if n01 + n10 == 0 else float(binomtest(n01, n01 + n10, 0.5).pvalue)
+
+
+def _sum_discordant(tables):
+    """Discordant counts ``{loss: {mode: {K: {hinge_only, invariant_only}}}}`` summed over test subsets."""
+    first = tables[0]
+    return {loss: {mode: {K: {f: int(sum(t[loss][mode][K][f] for t in tables)) for f in ("hinge_only", "invariant_only")}
+                          for K in first[loss][mode]} for mode in first[loss]} for loss in first}
+
+
+def _mcnemar_table(disc):
+    """Discordant counts with McNemar's exact p-value added to every entry."""
+    return {loss: {mode: {K: {**c, "p_value": _mcnemar_p(c["hinge_only"], c["invariant_only"])} for K, c in d.items()}
+                   for mode, d in m.items()} for loss, m in disc.items()}
+
+
+def _mean_eval(evals):
+    """Accuracy and AUC averaged over test subsets (Table 1's 'averaged over 3 testing subsets'), with their std."""
+    first = evals[0]
+    out = {}
+    for loss in first:
+        out[loss] = {}
+        for mode in first[loss]:
+            out[loss][mode] = {}
+            for K in first[loss][mode]:
+                acc = [e[loss][mode][K]["accuracy"] for e in evals]
+                auc = [e[loss][mode][K]["auc"] for e in evals]
+                out[loss][mode][K] = {"accuracy": float(np.mean(acc)), "accuracy_std": float(np.std(acc)),
+                                      "auc": None if None in auc else float(np.mean(auc)),
+                                      "auc_std": None if None in auc else float(np.std(auc))}
+    return out
+
+
+def spam_note_values(data, cfg):
+    """Fields of ``notes/teo2007_spam.md`` from a results file's ``data`` (test parts, selection, McNemar) and
+    ``config``."""
+    test, mean, pooled = data["test"], data["mean_over_parts"], data["mcnemar_pooled"]
+    Ks = [str(K) for K in cfg["attack_K"] if K > 0]
+    Kh = str(cfg["headline_K"])
+
+    def holds(loss, mode):  # at least the hinge accuracy at every K > 0, averaged over the test parts
+        return _yes(all(mean[loss][mode][K]["accuracy"] >= mean["hinge"][mode][K]["accuracy"] for K in Ks))
 
     return {"data": {"n_test": data["n_test"]},
             "selected": {"choices": [{"loss": k, **{f: str(v[f]) for f in ("lam", "K", "l", "u")}}
@@ -526,8 +607,10 @@ def spam_note_values(data, cfg):
             "attacks": {"drop_fdrop": holds("fdrop", "drop"), "drop_fscale": holds("fscale", "drop"),
                         "scale_fdrop": holds("fdrop", "scale"), "scale_fscale": holds("fscale", "scale"),
                         **{f"paper_{loss}": PAPER_SPAM[loss][0] for loss in PAPER_SPAM},
-                        "n_test": data.get("n_test", "few"),
-                        "p_max": max(mc[loss]["drop"][K]["p_value"] for loss in mc for K in Ks)}}
+                        "n_parts": len(data["test_parts"]), "n_pooled": data["n_test_pooled"],
+                        "n_test": data["n_test"], "K": Kh,
+                        "p_part10": max(data["mcnemar"][loss]["drop"][Kh]["p_value"] for loss in data["mcnemar"]),
+                        "p_max": max(pooled[loss]["drop"][K]["p_value"] for loss in pooled for K in Ks)}}
 
 
 #: the notes of each experiment: Markdown next to the code, filled in from the results file
@@ -577,6 +660,17 @@ def _tables(name, data):
             for m, c in data["selected"].items()), ""]
     elif name == "spam":
         Ks = list(next(iter(data["test"].values()))["drop"])
+        n_parts = len(data["test_parts"])
+        for mode in ("drop", "scale"):
+            what = "deletion" if mode == "drop" else "scaling"
+            out += [f"Accuracy % / AUC % under the worst-case {what} of K features, mean ± std over the {n_parts} "
+                    "test parts:", "", "| loss | " + " | ".join(f"K={K}" for K in Ks) + " |",
+                    "| --- " * (len(Ks) + 1) + "|"]
+            for loss, t in data["mean_over_parts"].items():
+                out.append(f"| {loss} | " + " | ".join(
+                    f"{_pct(t[mode][K]['accuracy'])} ± {_pct(t[mode][K]['accuracy_std'])} / {_pct(t[mode][K]['auc'])}"
+                    for K in Ks) + " |")
+            out.append("")
         for mode in ("drop", "scale"):
             out += [f"Part-10 accuracy % / AUC % under the worst-case {'deletion' if mode == 'drop' else 'scaling'} "
                     "of K features:", "", "| loss | " + " | ".join(f"K={K}" for K in Ks) + " |",
@@ -585,13 +679,26 @@ def _tables(name, data):
                 out.append(f"| {loss} | " + " | ".join(
                     f"{_pct(t[mode][K]['accuracy'])} / {_pct(t[mode][K]['auc'])}" for K in Ks) + " |")
             out.append("")
-        out += ["McNemar p-values against hinge (deletion attack):", "",
-                "| loss | " + " | ".join(f"K={K}" for K in Ks) + " |", "| --- " * (len(Ks) + 1) + "|"]
-        for loss, m in data["mcnemar"].items():
-            out.append(f"| {loss} | " + " | ".join(f"{m['drop'][K]['p_value']:.2g}" for K in Ks) + " |")
-        out += ["", "Selected parameters: " + "; ".join(
+        for label, table in ((f"pooled over the {data['n_test_pooled']} messages of the {n_parts} test parts",
+                              data["mcnemar_pooled"]), (f"part 10 ({data['n_test']} messages)", data["mcnemar"])):
+            out += [f"McNemar p-values against hinge (deletion attack), {label}; in brackets the discordant pairs "
+                    "(hinge only / invariant loss only):", "",
+                    "| loss | " + " | ".join(f"K={K}" for K in Ks) + " |", "| --- " * (len(Ks) + 1) + "|"]
+            for loss, m in table.items():
+                out.append(f"| {loss} | " + " | ".join(
+                    f"{_p_text(m['drop'][K]['p_value'])} ({m['drop'][K]['hinge_only']} / "
+                    f"{m['drop'][K]['invariant_only']})" for K in Ks) + " |")
+            out.append("")
+        out += ["Test parts (each tested by the selected models trained on every other part but 9): " + "; ".join(
+            f"part {k}: {p['n_test']} messages, {p['n_train']} training" for k, p in data["test_parts"].items()), ""]
+        out += ["Selected parameters: " + "; ".join(
             f"{k}: lam {v['lam']}, K {v['K']}, l {v['l']}, u {v['u']}" for k, v in data["selected"].items()), ""]
     return out
+
+
+def _p_text(p):
+    """A p-value for a table: below float64's smallest normal number the binomial tail underflows to 0."""
+    return f"{p:.2g}" if p >= np.finfo(np.float64).tiny else "< 1e-300"
 
 
 def _headline_table(cells):
