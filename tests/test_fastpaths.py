@@ -201,3 +201,17 @@ def test_polar_whitener_matches_the_dense_one_where_the_gram_is_circulant():
     ev, V = np.linalg.eigh(M)
     inv = np.where(ev > 1e-6 * ev.max(), np.maximum(ev, 1e-12) ** -0.5, 0.0)
     np.testing.assert_allclose(polar_whiten(sp.csr_matrix(P), T, R, A), (V * inv) @ V.T @ T, atol=1e-8)
+
+
+@pytest.mark.parametrize("group", [PolarRotation((12, 12), n_angles=16), CyclicShift((6, 6))], ids=["polar", "cyclic"])
+def test_template_spectrum_is_contiguous_for_the_gemm(group, rng):
+    # a strided (B, s) operand takes NumPy's matmul off BLAS: 1.7 against 0.75 ms per image at s = 7000
+    # (benchmarks/probes/perf/template_spectrum_layout.py)
+    X = rng.random((5, 144 if isinstance(group, PolarRotation) else 36))
+    est = OrbitFourierFeatures(group, n_components=24, output="cos", random_state=0).fit(X)
+    est.transform(X)
+    plan = est.plan_
+    for dtype in (np.float32, np.float64):
+        assert plan.strategy.name in ("polar", "fft")
+        Th = plan.strategy._correlator(plan.strategy.prepared(plan, dtype)).Th
+        assert Th.flags.c_contiguous and Th.dtype == (np.complex64 if dtype == np.float32 else np.complex128)

@@ -52,7 +52,8 @@ class CyclicCorrelator:
         self.nf = nf = int(np.prod(self.F))
         Th = Th.reshape(self.s, self.B, nf).transpose(2, 1, 0)  # (nf, B, s)
         spec = Th if convention == "data" else np.conj(Th)
-        self.Th = bk.asarray(spec, bk.complex_dtype(dtype))  # (nf, B, s)
+        # contiguous: a strided (B, s) operand would take NumPy's matmul off BLAS (1.7 against 1.0 ms per image)
+        self.Th = bk.contiguous(bk.asarray(spec, bk.complex_dtype(dtype)))  # (nf, B, s)
 
     def row_bytes(self, itemsize):
         """Working memory of one row: spectra (complex), correlations and pooling headroom."""
