@@ -314,6 +314,20 @@ def _gemm_peak_gicdf(**params):
                             dtype="float32", random_state=0).set_params(**params)
 
 
+def _spectral_probe_estimators(X):
+    """The two polar FFT estimators the issue #16 probes of the spectral paths time, fitted on ``X``: the default
+    rotation estimator (s = 2000, 64 angles) and the Rotated MNIST full configuration's shape (s = 7000, 100 angles)."""
+    from .features import OrbitFourierFeatures
+    from .groups import ImageRotation
+    from .groups.polar import PolarRotation
+
+    return {"default s=2000 r=64": OrbitFourierFeatures(ImageRotation((28, 28)), gamma=0.02, n_components=2000,
+                                                        output="cos", random_state=0).fit(X),
+            "rotated_mnist_full s=7000 r=100": OrbitFourierFeatures(PolarRotation((28, 28), n_angles=100),
+                                                                    gamma=0.02, n_components=7000, output="cos",
+                                                                    dtype="float32", random_state=0).fit(X)}
+
+
 def _gemm_peak_operand():
     """The (d, s·r) float32 right-hand side of gemm_peak's reference sgemm (the transform's GEMM shape)."""
     d, s, r = GEMM_PEAK_SHAPE
@@ -683,9 +697,23 @@ VARIANTS = {
         {"variant": "the per-frequency GEMM block by block (a few rows that stay in cache from the GEMM through the "
                     "inverse FFTs to the pooling) instead of once per memory chunk", "status": "reverted",
          "evidence": "benchmarks/probes/perf/correlate_block.py (results/bench/correlate_block_probe.json): slower at "
-                     "every block size, 1.1x to 9x, for s = 2000 / 64 angles and s = 7000 / 100 angles"},
+                     "every block size for s = 2000 / 64 angles and s = 7000 / 100 angles, 1.1x to 9x with the "
+                     "strided template spectrum (2026-11-24), 1.05x to 1.5x again with the contiguous one "
+                     "(2026-11-25)"},
+        {"variant": "the templates' spectrum C-contiguous for the per-frequency GEMM (it kept the FFT output's "
+                    "strides, which took NumPy's matmul off BLAS)", "status": "kept",
+         "evidence": "benchmarks/probes/perf/template_spectrum_layout.py (results/bench/"
+                     "template_spectrum_layout_probe.json): default estimator 514 -> 415 us per image, s = 7000 / "
+                     "100 angles 3641 -> 2729, same rounds"},
         {"variant": "polar resampling as a numba sparse gather", "status": "not tried",
          "evidence": "profile of the default estimator: the SciPy CSR product is under 1% of transform time"},
+    ],
+    "rotated_mnist_full": [
+        {"variant": "the templates' spectrum C-contiguous for the per-frequency GEMM (as in rotations_rf)",
+         "status": "kept",
+         "evidence": "benchmarks/probes/perf/template_spectrum_layout.py: this configuration's features (s = 7000, "
+                     "100 angles) 3641 -> 2729 us per image on 512 digits; features_s here against the file of "
+                     "commit d09c8b2 (239 s)"},
     ],
     "gemm_peak": [
         {"variant": "fused CDF pooling (numba): bin index + histogram + cumulation in one pass, bit for bit the NumPy "

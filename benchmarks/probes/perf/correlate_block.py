@@ -12,9 +12,12 @@ round-robin rounds (best of each). Usage::
     OMP_NUM_THREADS=1 PYTHONPATH=src ORBITKERNELS_DATA=<data folder> python benchmarks/probes/perf/correlate_block.py
 
 Writes ``results/bench/correlate_block_probe.json`` (µs per image for each block size; "chunk" is the library's
-way). Measured (shared machine, load 3-4, 2026-11-24): s = 2000: 2670 / 1749 / 1381 / 1268 µs per image at
-2 / 8 / 16 / 32 MiB against 1111 per chunk; s = 7000: 77252 / 28118 / 16528 / 11170 against 8947. The GEMM over
-33 (51) frequencies with a few rows each costs more than the memory traffic it saves: reverted.
+way). Measured (shared machine, load 3-4, 2026-11-24, with the template spectrum still strided, so every GEMM off
+BLAS: ``template_spectrum_layout.py``): s = 2000: 2670 / 1749 / 1381 / 1268 µs per image at 2 / 8 / 16 / 32 MiB
+against 1111 per chunk; s = 7000: 77252 / 28118 / 16528 / 11170 against 8947. Again with the contiguous spectrum
+(idle core, 2026-11-25): s = 2000: 587 / 504 / 454 / 436 against 417; s = 7000: 3662 / 3961 / 3192 / 2782 against
+2558. The GEMM over 33 (51) frequencies with a few rows each costs more than the memory traffic it saves:
+reverted.
 """
 import os
 
@@ -22,11 +25,8 @@ from threadpoolctl import threadpool_limits
 
 import numpy as np
 
-from orbitkernels.bench import _best_interleaved, _mnist
-from orbitkernels.features import OrbitFourierFeatures
+from orbitkernels.bench import _best_interleaved, _mnist, _spectral_probe_estimators
 from orbitkernels.features._fft import CyclicCorrelator
-from orbitkernels.groups import ImageRotation
-from orbitkernels.groups.polar import PolarRotation
 from orbitkernels.utils.io import atomic_write_json
 
 SIZES_MB = {"2 MiB": 2, "8 MiB": 8, "16 MiB": 16, "32 MiB": 32, "chunk": None}
@@ -35,13 +35,7 @@ SIZES_MB = {"2 MiB": 2, "8 MiB": 8, "16 MiB": 16, "32 MiB": 32, "chunk": None}
 def main():
     n = 512
     X = _mnist(n, rotated=True)
-    ests = {
-        "default s=2000 r=64": OrbitFourierFeatures(ImageRotation((28, 28)), gamma=0.02, n_components=2000,
-                                                    output="cos", random_state=0).fit(X[:8]),
-        "rotated_mnist_full s=7000 r=100": OrbitFourierFeatures(PolarRotation((28, 28), n_angles=100), gamma=0.02,
-                                                                n_components=7000, output="cos", dtype="float32",
-                                                                random_state=0).fit(X[:8]),
-    }
+    ests = _spectral_probe_estimators(X[:8])
 
     library_spectrum = CyclicCorrelator.spectrum
 

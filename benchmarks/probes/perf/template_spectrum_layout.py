@@ -18,10 +18,7 @@ import os
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from orbitkernels.bench import _best_interleaved, _mnist, _warm_heap
-from orbitkernels.features import OrbitFourierFeatures
-from orbitkernels.groups import ImageRotation
-from orbitkernels.groups.polar import PolarRotation
+from orbitkernels.bench import _best_interleaved, _mnist, _spectral_probe_estimators, _warm_heap
 from orbitkernels.utils.io import atomic_write_json
 
 
@@ -36,13 +33,7 @@ def main():
     heap = _warm_heap()
     n = 512
     X = _mnist(n, rotated=True)
-    ests = {
-        "default s=2000 r=64": OrbitFourierFeatures(ImageRotation((28, 28)), gamma=0.02, n_components=2000,
-                                                    output="cos", random_state=0).fit(X[:8]),
-        "rotated_mnist_full s=7000 r=100": OrbitFourierFeatures(PolarRotation((28, 28), n_angles=100), gamma=0.02,
-                                                                n_components=7000, output="cos", dtype="float32",
-                                                                random_state=0).fit(X[:8]),
-    }
+    ests = _spectral_probe_estimators(X[:8])
     fns = {}
     for name, est in ests.items():
         est.transform(X[:8])
