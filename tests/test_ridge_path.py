@@ -83,3 +83,37 @@ def test_predict_in_blocks_is_predict_at_once_and_bounded_in_memory(n, d, monkey
     # block, not a float64 copy of every row (8 MB here, what predict held before)
     bound = 2 * 8 * len(ALPHAS) * 5000 * 3 + 2 * 8 * d * len(ALPHAS) * 3 + 2 * 7 * 8 * d + 65536
     assert peak < bound < 5000 * d * 8 / 3
+
+
+@pytest.mark.parametrize("n", [60, 9])  # primal (D <= n), dual (D > n)
+@pytest.mark.parametrize("intercept", [True, False])
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-9), (np.float32, 2e-3)])
+def test_cholesky_path_equals_sklearn_ridge(n, intercept, dtype, rtol):
+    from orbitkernels.models.ridge import cholesky_path
+
+    rng = np.random.RandomState(3)
+    X, Y = (rng.randn(n, 12) + 2).astype(dtype), rng.randn(n, 3).astype(dtype)
+    path = cholesky_path(X, Y, ALPHAS, fit_intercept=intercept)
+    assert len(path) == len(ALPHAS)
+    for (W, b), a in zip(path, ALPHAS):
+        ref = Ridge(alpha=a, fit_intercept=intercept, solver="svd").fit(X.astype(float), Y.astype(float))
+        assert W.dtype == dtype and W.shape == (12, 3) and b.shape == (3,)
+        np.testing.assert_allclose(W, ref.coef_.T, rtol=rtol, atol=rtol * np.abs(ref.coef_).max())
+        np.testing.assert_allclose(X @ W + b, ref.predict(X.astype(float)), rtol=rtol, atol=rtol)
+    # one output as a vector
+    (w, b0), = cholesky_path(X, Y[:, 0], [1.0], fit_intercept=intercept)
+    np.testing.assert_allclose(w[:, 0], cholesky_path(X, Y, [1.0], fit_intercept=intercept)[0][0][:, 0], rtol=rtol,
+                               atol=rtol * 1e-2)
+
+
+def test_cholesky_path_rejects_bad_input():
+    from orbitkernels.models.ridge import cholesky_path
+
+    X, Y = np.ones((5, 2)), np.ones(5)
+    for alphas in ([0.0], [-1.0], [np.nan]):
+        with pytest.raises(ValueError, match="alphas must be positive"):
+            cholesky_path(X, Y, alphas)
+    with pytest.raises(ValueError, match="finite"):
+        cholesky_path(np.array([[np.nan, 1.0]] * 5), Y, [1.0])
+    with pytest.raises(ValueError, match="2-D"):
+        cholesky_path(np.ones(5), Y, [1.0])

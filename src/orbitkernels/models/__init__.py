@@ -7,7 +7,9 @@
   the worst-case scaling of at most K features (Eq. 10, Algorithm 3).
 
 * :class:`~orbitkernels.models.ridge.RidgePath`: the one ridge / RLS path solver (GURLS-style,
-  Mroueh §6, Raj §4): a grid of α from one eigendecomposition, exact leave-one-out.
+  Mroueh §6, Raj §4): a grid of α from one eigendecomposition, exact leave-one-out;
+  :func:`~orbitkernels.models.ridge.cholesky_path`: a few α from one Gram matrix (validation splits, D in the
+  thousands).
 * :class:`DistributedRidge`, :class:`DistributedRidgeClassifier`: the same ridge from moments
   accumulated over numpy or dask blocks (their dask plumbing is the adapter :mod:`orbitkernels.dask`).
 
@@ -22,10 +24,11 @@ from .feature_scaling import (
     worst_case_scaling,
 )
 from .invariant_svm import IDENTITY, Identity, InvariantSVC, unit_margin, zero_one_cost
-from .ridge import RidgePath
+from .ridge import RidgePath, cholesky_path
 
 __all__ = [
     "RidgePath",
+    "cholesky_path",
     "DistributedRidge",
     "DistributedRidgeClassifier",
     "InvariantSVC",

@@ -18,13 +18,17 @@ decomposition the hat matrix H = 11ᵀ/n + Φc (ΦcᵀΦc + αI)⁻¹ Φcᵀ giv
 Eigenvalues are clipped at 0 (a Gram matrix of float32 features, or an exact kernel evaluated with
 rounding, can be slightly indefinite) and those within rounding of zero after adding α are dropped:
 the minimum-norm solution, which is what scikit-learn's ``Ridge(alpha=0)`` returns for collinear X.
+
+For a few α on many features (D in the thousands, D ≤ n), :func:`cholesky_path` is cheaper: one Gram matrix
+(n D² flops, SYRK) and one Cholesky factorisation per α (D³/3), against ~10 D³ for the eigendecomposition; no
+leave-one-out.
 """
 from __future__ import annotations
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-__all__ = ["RidgePath"]
+__all__ = ["RidgePath", "cholesky_path"]
 
 
 def _eigh(A):
@@ -167,3 +171,50 @@ class RidgePath:
         if self.fit_intercept:
             h = h + 1.0 / self.n_
         return (self._Yc - fitted) / np.maximum(1.0 - h, 1e-12)[:, None]
+
+
+def cholesky_path(X, Y, alphas, *, fit_intercept=True):
+    """Ridge (the module's convention) for every α of ``alphas``: ``[(W, b), ...]``, W (D, k), b (k,).
+
+    Primal normal equations (ΦcᵀΦc + αI) W = ΦcᵀYc from **one** Gram matrix ΦcᵀΦc (SYRK: n D² flops) and one
+    Cholesky factorisation per α (D³/3); when D > n the dual, W = Φcᵀ (ΦcΦcᵀ + αI)⁻¹ Yc, the same way on the
+    n × n Gram matrix. In X's precision: float32 rows stay float32 (as scikit-learn's
+    ``Ridge(solver="cholesky")`` keeps them), anything else is float64. What a validation split over a few α
+    needs at D in the thousands (Rotated MNIST's 7000 features: one Gram instead of one per α); for
+    leave-one-out or many α use :class:`RidgePath`. ``Y`` is (n,) or (n, k); α must be positive.
+    """
+    from scipy.linalg import cho_factor, cho_solve
+    from scipy.linalg.blas import get_blas_funcs
+
+    X = np.asarray(X)
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    X = np.asarray(X, dtype=dtype)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n, D); got shape {X.shape}")
+    n, d = X.shape
+    Y = np.asarray(Y, dtype=dtype).reshape(n, -1)
+    alphas = np.atleast_1d(np.asarray(alphas, dtype=float))
+    if alphas.ndim != 1 or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
+        raise ValueError(f"alphas must be positive and finite (the Cholesky factor needs ΦcᵀΦc + αI > 0); "
+                         f"got {alphas}")
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(Y))):
+        raise ValueError("X and Y must be finite (no NaN or inf)")
+    x_mean = X.mean(axis=0, dtype=np.float64).astype(dtype) if fit_intercept else np.zeros(d, dtype)
+    y_mean = Y.mean(axis=0, dtype=np.float64).astype(dtype) if fit_intercept else np.zeros(Y.shape[1], dtype)
+    Xc = X - x_mean if fit_intercept else X
+    Yc = Y - y_mean
+    syrk = get_blas_funcs("syrk", (Xc,))
+    dual = d > n
+    # upper triangles, no copy: Xcᵀ is the Fortran-ordered (D, n) view of the C-ordered rows (A Aᵀ = ΦcᵀΦc),
+    # Xc itself the Fortran-ordered view of Xcᵀ (Aᵀ A = ΦcΦcᵀ)
+    G = syrk(1.0, Xc.T, trans=1 if dual else 0, lower=0)
+    rhs = Yc if dual else Xc.T @ Yc
+    out = []
+    diag = np.arange(len(G))
+    for a in alphas:
+        A = G.copy()
+        A[diag, diag] += dtype(a)
+        sol = cho_solve(cho_factor(A, lower=False, overwrite_a=True, check_finite=False), rhs, check_finite=False)
+        W = Xc.T @ sol if dual else sol
+        out.append((W, y_mean - x_mean @ W))
+    return out
