@@ -117,3 +117,9 @@ def test_cholesky_path_rejects_bad_input():
         cholesky_path(np.array([[np.nan, 1.0]] * 5), Y, [1.0])
     with pytest.raises(ValueError, match="2-D"):
         cholesky_path(np.ones(5), Y, [1.0])
+    with pytest.raises(ValueError, match="at least one row"):
+        cholesky_path(np.ones((0, 2)), np.ones(0), [1.0])
+    with pytest.raises(ValueError, match="Y must be"):
+        cholesky_path(X, np.ones(4), [1.0])
+    with pytest.raises(ValueError, match="Y must be"):
+        cholesky_path(X, np.ones((5, 1, 1)), [1.0])

@@ -518,8 +518,9 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
                               note="paper: ECML06 task A accuracy averaged over 3 test users (shifted users), the "
                                    "pressure this attack stands in for"))
     for loss in ("hinge", "fdrop", "fscale"):
+        auc = mean[loss]["drop"][Kh]["auc"]  # None when a test part holds one class only (AUC undefined)
         heads.append(headline(f"{loss} AUC % (mean of {n_parts} test parts, K={Kh} features deleted)",
-                              100 * mean[loss]["drop"][Kh]["auc"], PAPER_SPAM[loss][1], "higher"))
+                              None if auc is None else 100 * auc, PAPER_SPAM[loss][1], "higher"))
     for loss in ("fdrop", "fscale"):
         heads.append(headline(f"McNemar p-value hinge vs {loss} (K={Kh} deleted, {n_pooled} messages of {n_parts} "
                               "test parts)", pooled[loss]["drop"][Kh]["p_value"], 1e-32, "lower",

@@ -189,10 +189,13 @@ def cholesky_path(X, Y, alphas, *, fit_intercept=True):
     X = np.asarray(X)
     dtype = np.float32 if X.dtype == np.float32 else np.float64
     X = np.asarray(X, dtype=dtype)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n, D); got shape {X.shape}")
+    if X.ndim != 2 or 0 in X.shape:
+        raise ValueError(f"X must be 2-D (n, D) with at least one row and one column; got shape {X.shape}")
     n, d = X.shape
-    Y = np.asarray(Y, dtype=dtype).reshape(n, -1)
+    Y = np.asarray(Y, dtype=dtype)
+    if Y.ndim not in (1, 2) or len(Y) != n:
+        raise ValueError(f"Y must be (n,) or (n, k) with n = {n} rows as X; got shape {Y.shape}")
+    Y = Y.reshape(n, -1)
     alphas = np.atleast_1d(np.asarray(alphas, dtype=float))
     if alphas.ndim != 1 or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
         raise ValueError(f"alphas must be positive and finite (the Cholesky factor needs ΦcᵀΦc + αI > 0); "
