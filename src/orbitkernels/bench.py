@@ -618,6 +618,8 @@ def bench_rotated_mnist_full(quick=False):
     fraction and extrapolates (features linear in N; the ridge fit by its flop
     count), labelled as such.
     """
+    from sklearn.preprocessing import LabelBinarizer
+
     from .datasets import load_rotated_mnist
     from .features import OrbitFourierFeatures
     from .groups import VonMises
@@ -641,15 +643,15 @@ def bench_rotated_mnist_full(quick=False):
     t_feat, c_feat = time.perf_counter() - t0, time.process_time() - c0
     n_feat = len(Xtr) + len(Xva) + len(Xte)
     t0, c0 = time.perf_counter(), time.process_time()
-    # RidgeClassifier's model (±1 one-vs-all targets, intercept, float32), from one Gram matrix per fitted set
+    # RidgeClassifier's model (its ±1 one-vs-all coding, intercept, float32), from one Gram matrix per fitted set
     # instead of one per α (models.ridge.cholesky_path)
-    classes = np.unique(ytr)
+    coding = LabelBinarizer(neg_label=-1).fit(ytr)  # ten classes: one column each
 
     def targets(labels):
-        return np.where(labels[:, None] == classes, 1.0, -1.0).astype(np.float32)
+        return coding.transform(labels).astype(np.float32)
 
     def accuracy(F, labels, W, b):
-        return float(np.mean(classes[(F @ W + b).argmax(1)] == labels))
+        return float(np.mean(coding.classes_[(F @ W + b).argmax(1)] == labels))
 
     path = cholesky_path(Ftr, targets(ytr), alphas)
     val = {a: accuracy(Fva, yva, W, b) for a, (W, b) in zip(alphas, path)}
