@@ -570,3 +570,17 @@ def test_raj_image_cell_scope_keeps_cells_when_rows_are_added():
     # the validation selection every row reuses is part of every cell's scope
     assert scope({**cfg, "angles": ["uniform"]}, "orig_rf|2000") != scope(cfg, "orig_rf|2000")
     assert scope({**cfg, "r": 8}, "select|lgika_rf") != scope(cfg, "select|lgika_rf")
+
+
+def test_raj_hyperkernel_cells_have_their_own_scope_and_leave_the_first_layers_alone():
+    from orbitkernels.experiments import raj2017
+
+    for name, scope, key in (("qm7", raj2017._qm7_cell_scope, "lgika_rf|20000|0"),
+                             ("rotated_mnist", raj2017._image_cell_scope, "orig_rf|14000")):
+        cfg = {"configuration": "reduced", **raj2017.CONFIGS[name]["reduced"], "seed": 0, "lambdas": [1.0]}
+        without = {k: v for k, v in cfg.items() if k != "layer2_exact"}
+        assert scope(without, key) == scope(cfg, key)  # adding the hyperkernel rows keeps every first layer
+        hyper = f"hyper|{key}"
+        assert scope(cfg, hyper)["layer1"] == scope(cfg, key)
+        other = {**cfg, "layer2_exact": {**cfg["layer2_exact"], "factors": [1.0]}}
+        assert scope(other, hyper) != scope(cfg, hyper)

@@ -180,7 +180,9 @@ def test_qm7_finished_results_are_reused(tmp_path, monkeypatch):
     _need("qm7.npz", monkeypatch)
     first = raj2017.run_qm7(quick=True, out_dir=tmp_path)
     second = raj2017.run_qm7(quick=True, out_dir=tmp_path)  # finished file, same configuration: cells reused
-    assert second["resumed_cells"] == len(first["data"]["cells"]) and second["headline"] == first["headline"]
+    # every cell, the exact-hyperkernel ones too (the run's cells: data["cells"] holds the first layers only)
+    assert second["resumed_cells"] == len(first["cells"]) > len(first["data"]["cells"])
+    assert second["headline"] == first["headline"]
 
 
 def test_engine_options_from_the_environment(monkeypatch):
@@ -241,3 +243,105 @@ def test_rows_at_the_papers_protocol_carry_their_own_r_and_sampling_into_the_fea
     # without the protocol row the headline is the method's own largest D, as before
     heads = {h["name"] for h in raj2017._image_heads(rows[:2], raj2017.PAPER_MNIST)}
     assert "LGIKA (RF) accuracy % (D=14000)" in heads
+
+
+def test_gicdf_at_the_papers_r_takes_its_own_rotations_and_templates():
+    """Rotated MNIST's GICDF at the paper's r = 100 (``gicdf_r100``): its map takes r = 100 and the templates of
+    ``gicdf_templates_by_method``, the plain GICDF row keeps the configuration's; the headline shows the r = 100 row."""
+    from orbitkernels.groups import ImageRotation
+
+    cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
+    group = ImageRotation((28, 28))
+    fm = raj2017._image_feature_map("gicdf_r100", group, None, 1.0, cfg["r"], cfg, 0)
+    assert (fm.n_group_samples, fm.n_templates, fm.sampling) == (100, 400, "iid")
+    fm = raj2017._image_feature_map("gicdf", group, None, 1.0, cfg["r"], cfg, 0)
+    assert (fm.n_group_samples, fm.n_templates) == (cfg["r"], cfg["gicdf_templates"])
+    scope = raj2017._image_cell_scope({**cfg, "lambdas": [1.0], "seed": 0}, "gicdf_r100|None")
+    assert scope["gicdf"] == [400, cfg["gicdf_bins"]]
+    rows = [{"method": "gicdf", "dim": 10200, "accuracy": 86.0, "accuracy_2layer": None},
+            {"method": "gicdf_r100", "dim": 20400, "accuracy": 94.0, "accuracy_2layer": None}]
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads(rows, raj2017.PAPER_MNIST)}
+    assert heads == {"GICDF accuracy % (D=20400, r=100)": 94.0}
+
+
+def test_sq_dists_are_squared_euclidean_distances_in_blocks():
+    from scipy.spatial.distance import cdist
+
+    from orbitkernels.experiments._raj_eval import sq_dists
+
+    F = np.random.RandomState(0).standard_normal((23, 7)).astype(np.float32)
+    rows, cols = np.arange(3, 23), np.array([0, 5, 9, 2])
+    want = cdist(F[rows].astype(np.float64), F[cols].astype(np.float64), "sqeuclidean")
+    for block in (1, 6, 4096):
+        got = sq_dists(F, rows, cols, block=block)
+        assert got.dtype == np.float64 and got.shape == (20, 4)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert sq_dists(F, rows, cols, np.float32).dtype == np.float32
+    assert sq_dists(F, [4], [4])[0, 0] == 0.0  # clipped at zero, never a negative rounding
+
+
+def test_krr_loo_is_kernel_ridge_with_the_training_mean_and_its_exact_leave_one_out():
+    """``_krr_loo``: (factor, λ) by exact LOO, then kernel ridge with the training mean as constant mean and penalty
+    λ n, which is scikit-learn's KernelRidge(alpha=λ n) on the centred targets; its LOO errors are n refits'."""
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    rng = np.random.RandomState(1)
+    X = rng.standard_normal((40, 3))
+    y = np.sin(X).sum(1) + 0.1 * rng.standard_normal(40) + 5.0
+    train, test = np.arange(30), np.arange(30, 40)
+    lambdas = np.array([1e-4, 1e-2, 1.0])
+    gram = lambda rows, cols, f: rbf_kernel(X[rows], X[cols], gamma=f)  # noqa: E731
+    best, lam, table, pred = raj2017._krr_loo(gram, [0.1, 1.0], y, train, test, lambdas)
+    n, mu = len(train), y[train].mean()
+    for f in (0.1, 1.0):
+        for i, l in enumerate(lambdas):
+            # each refit keeps the full fold's α = λ n and its mean
+            res = [y[j] - mu - KernelRidge(alpha=l * n, kernel="rbf", gamma=f).fit(
+                X[np.delete(train, j)], y[np.delete(train, j)] - mu).predict(X[[j]])[0] for j in train]
+            assert np.isclose(table[f][i], np.sqrt(np.mean(np.square(res))), rtol=1e-6)
+    assert table[best].min() == min(v.min() for v in table.values()) and lam in lambdas
+    want = KernelRidge(alpha=lam * n, kernel="rbf", gamma=best).fit(X[train], y[train] - mu).predict(X[test]) + mu
+    np.testing.assert_allclose(pred, want, rtol=1e-8)
+
+
+def test_image_hyper_cell_is_kernel_ridge_on_the_features_with_the_validation_choice():
+    """The exact Gaussian hyperkernel cell: γ₂ = factor / median squared distance of the training features, factor
+    and λ on the validation split, refit on train + validation (penalty λ n), test accuracy of the argmax."""
+    from sklearn.kernel_ridge import KernelRidge
+
+    from orbitkernels.experiments._raj_eval import median_sq_dist, one_hot
+
+    rng = np.random.RandomState(2)
+    y = rng.randint(0, 3, 90)
+    F = (rng.standard_normal((90, 6)) + 1.5 * np.eye(6)[y]).astype(np.float32)
+    train, valid, test = np.arange(50), np.arange(50, 65), np.arange(65, 90)
+    res = raj2017._image_hyper_cell(F, y, train, valid, test, 3, [0.25, 1.0], seed=0)
+    assert res["layer2_factor"] in (0.25, 1.0) and set(res["valid_acc"]) == {"0.25", "1.0"}
+    best = max(max(v) for v in res["valid_acc"].values())
+    assert max(res["valid_acc"][str(res["layer2_factor"])]) == best
+    fit = np.concatenate([train, valid])
+    Y = one_hot(y[fit], 3)
+    gamma = res["layer2_factor"] / median_sq_dist(F[train], seed=0)
+    P = KernelRidge(alpha=res["lambda"] * len(fit), kernel="rbf", gamma=gamma).fit(
+        F[fit].astype(np.float64), Y - Y.mean(0)).predict(F[test].astype(np.float64)) + Y.mean(0)
+    assert res["accuracy"] == pytest.approx(100.0 * np.mean(P.argmax(1) == y[test]))
+    assert res["accuracy"] > 60.0  # three separated classes: far above chance
+
+
+def test_hyperkernel_rows_reach_the_headline_beside_the_2nd_rf_layer(tmp_path, monkeypatch):
+    _need("qm7.npz", monkeypatch)
+    res = raj2017.run_qm7(quick=True, out_dir=tmp_path)
+    cfg = raj2017.CONFIGS["qm7"]["quick"]
+    for row in cfg["layer2_exact"]["rows"]:
+        method, dim = row.split("|")
+        r = [r for r in res["data"]["rows"] if (r["method"], r["dim"]) == (method, int(dim))][0]
+        folds = [res["cells"][f"hyper|{row}|{k}"] for k in range(cfg["n_folds"])]
+        assert r["rmse_hyper"] == pytest.approx(np.mean([c["rmse"] for c in folds]))
+        assert all(c["layer2_factor"] in cfg["layer2_exact"]["factors"] for c in folds)
+        # the hyperkernel sits on the first layer its own cell chose on each fold
+        assert [c["gamma_factor"] for c in folds] == [res["cells"][f"{row}|{k}"]["gamma_factor"]
+                                                      for k in range(cfg["n_folds"])]
+        head = [h for h in res["headline"] if "exact Gaussian hyperkernel" in h["name"]
+                and h["name"].startswith(raj2017.LABELS[method])]
+        assert len(head) == 1 and head[0]["paper"] == raj2017.PAPER_QM7[method][1]

@@ -107,7 +107,10 @@ def test_qm7_declared_grid_and_summary_are_the_recorded_ones():
     assert not skipped & set(res["data"]["cells"])
     assert {f"{m}|{d}|{k}" for m, d, k in plan} == set(res["data"]["cells"]) | skipped
     assert beyond == res["data"]["beyond"]
-    rows = raj2017._qm7_rows(res["data"]["cells"], cfg)
+    # the exact-hyperkernel cells (stored among the run's cells) follow their own declared plan
+    hyper = {k[len("hyper|"):]: v for k, v in res["cells"].items() if k.startswith("hyper|")}
+    assert {f"{m}|{d}|{k}" for m, d, k in raj2017.qm7_hyper_plan(cfg)} == set(hyper)
+    rows = raj2017._qm7_rows(res["data"]["cells"], cfg, hyper)
     assert rows == res["data"]["rows"]
     assert raj2017._qm7_headlines(rows, cfg, beyond) == res["headline"]
     notes = raj2017._qm7_notes(res["config"]["configuration"], cfg, res["data"]["folds_source"],

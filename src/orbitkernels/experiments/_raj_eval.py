@@ -16,7 +16,7 @@ from ..models.ridge import RidgePath as RidgePathSolver
 from ._common import RidgePath, kfold_indices
 
 __all__ = ["median_sq_dist", "inner_cv_select", "regression_scores", "second_layer", "one_hot",
-           "holdout_select"]
+           "holdout_select", "sq_dists"]
 
 
 def median_sq_dist(X, n=1000, seed=0):
@@ -27,6 +27,22 @@ def median_sq_dist(X, n=1000, seed=0):
     sq = (A * A).sum(1)
     D = sq[:, None] + sq[None, :] - 2 * A @ A.T
     return float(np.median(D[np.triu_indices(len(A), 1)]))
+
+
+def sq_dists(F, rows, cols, dtype=np.float64, block=4096):
+    """Squared distances ||F_i - F_j||² (i in ``rows``, j in ``cols``) stored as ``dtype``, for the Gaussian
+    hyperkernel on features (Raj §2 Remark 3). The products are float64, a block of rows at a time: the distances
+    are small against the norms, and a float64 copy of every row at once would not fit beside F at Rotated MNIST's
+    size."""
+    rows, cols = np.asarray(rows), np.asarray(cols)
+    B = np.asarray(F[cols], np.float64)
+    nb = (B * B).sum(1)
+    D = np.empty((len(rows), len(cols)), dtype)
+    for a in range(0, len(rows), block):
+        A = np.asarray(F[rows[a:a + block]], np.float64)
+        d = (A * A).sum(1)[:, None] + nb[None, :] - 2.0 * (A @ B.T)
+        D[a:a + block] = np.maximum(d, 0.0, out=d)
+    return D
 
 
 def regression_scores(pred, y):

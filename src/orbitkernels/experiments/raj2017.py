@@ -30,7 +30,7 @@ from ..models.ridge import RidgePath as _RidgePathSolver
 from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
 from ._common import PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices, seed_from
-from ._raj_eval import (holdout_select, inner_cv_select, loo_select, median_sq_dist, one_hot,
+from ._raj_eval import (holdout_select, inner_cv_select, loo_select, median_sq_dist, one_hot, sq_dists,
                         regression_scores, second_layer)
 from ._runner import ExperimentRun, headline
 from .report import fill_notes, paper_folder, render_paper_page, write_page
@@ -57,6 +57,7 @@ LABELS = {
     "orig_rf": "Original (RF)", "orig_nys": "Original (Nys)", "orig_krr": "Original (exact GP/KRR)",
     "sort_rf": "Sort-Coulomb (RF)", "sort_nys": "Sort-Coulomb (Nys)", "sort_krr": "Sort-Coulomb (exact GP/KRR)",
     "gicdf": "GICDF", "lgika_rf": "LGIKA (RF)", "lgika_nys": "LGIKA (Nys)",
+    "gicdf_r100": "GICDF, r = 100 i.i.d. rotations (the paper's r)",
     "lgika_nys_lap": "LGIKA (Nys, Laplacian base kernel) [beyond paper]",
     "lgika_rf_polar": "LGIKA (RF), all grid rotations via the polar fast path [beyond paper]",
     "lgika_rf_r100": "LGIKA (RF), r = 100 i.i.d. rotations (the paper's sampling)",
@@ -117,6 +118,8 @@ METHODS = {m.name: m for m in (
     Method("orig_rf", "rf"), Method("orig_nys", "nys"), Method("orig_krr", "krr"),
     Method("sort_rf", "rf", "sort"), Method("sort_nys", "nys", "sort"), Method("sort_krr", "krr", "sort"),
     Method("gicdf", "gicdf", invariant=True),
+    # GICDF at the paper's Rotated MNIST protocol (r = 100 rotations; its templates: gicdf_templates_by_method)
+    Method("gicdf_r100", "gicdf", invariant=True, r=100, reproduces="gicdf"),
     Method("lgika_rf", "rf", invariant=True), Method("lgika_nys", "nys", invariant=True),
     Method("lgika_rf_polar", "rf", invariant=True, all_rotations=True),
     # the paper's Rotated MNIST protocol, r = 100 rotations of the chosen law, drawn by the low-variance scheme (the
@@ -153,6 +156,7 @@ CONFIGS = {
                       nys_own_gamma=True, nys_gamma_factors=[1 / 16, 1 / 4],
                       gamma_factors=[1 / 16], lap_factors=[1.0], layer2_factors=[1.0], layer2_dim=60,
                       gicdf_templates=4, gicdf_bins=5, krr_gamma_factors=[1 / 16], krr_inner_k=2, rand_coulomb_r=3,
+                      layer2_exact={"rows": ["lgika_rf|80", "orig_nys|40"], "factors": [1 / 16, 1 / 4]},
                       methods=["orig_rf", "orig_nys", "sort_rf", "gicdf", "lgika_rf", "lgika_nys",
                                "lgika_nys_lap", "orig_krr", "sort_krr", "sort_krr_lap", "rand_coulomb"]),
         # D = number of features: RF uses D/2 frequencies (cos and sin), Nyström D landmarks.
@@ -183,6 +187,11 @@ CONFIGS = {
                         krr_gamma_factors_by_family={"orig": [1 / 16, 1 / 4], "sort": [1 / 256, 1 / 64],
                                                      "lgika": [1 / 8, 1 / 4]},
                         krr_inner_k="loo", time_budget_s=5400,
+                        # the Gaussian hyperkernel that the 2nd RF layer approximates, exactly (D₂ → ∞), on the
+                        # first layer of each row at its paper size, γ₂ factor and λ by LOO
+                        layer2_exact={"rows": ["orig_rf|20000", "lgika_rf|20000", "orig_nys|5700", "sort_rf|20000",
+                                               "lgika_nys|2000", "sort_nys|5700"],
+                                      "factors": [1 / 64, 1 / 16, 1 / 4]},
                         # Rand-Coulomb: r = 20 sortings a side ((N r)² kernel values: ~14 min of a core per γ;
                         # r = 70, the LGIKA rows', would cost 12x that), γ over the factors LGIKA (RF) chose at
                         # D = 20000
@@ -209,6 +218,7 @@ CONFIGS = {
         "quick": dict(n_train=200, n_valid=100, n_test=300, r=4, feature_dims=[60], select_dim=40,
                       angles=["uniform", "vonmises_pi_0.2"], gamma_factors=[1.0], layer2_dim=80,
                       layer2_factors=[1.0], gicdf_templates=4, gicdf_bins=5, polar_angles=16,
+                      layer2_exact={"rows": ["lgika_rf|60", "orig_nys|60"], "factors": [1 / 4, 1.0]},
                       methods=["orig_rf", "orig_nys", "gicdf", "lgika_rf", "lgika_nys", "lgika_rf_polar"]),
         # ~75 min of one core for the first rows: D = 2000 for the paper's rows (r = 16 sampled rotations),
         # LGIKA-RF also at the paper's s = 7k templates (D = 14000), with r = 16 and with the paper's r = 100
@@ -225,7 +235,15 @@ CONFIGS = {
                         angles=["uniform", "vonmises_pi_0.2", "vonmises_0_2"], gamma_factors=[0.5, 1.0, 2.0],
                         layer2_dim=2000, layer2_match_dim=True, layer2_max_dim=8000, layer2_factors=[1.0],
                         gicdf_templates=200, gicdf_bins=25, time_budget_s=6000,
-                        methods=["lgika_rf_polar", "lgika_rf", "orig_rf", "lgika_nys", "orig_nys", "gicdf",
+                        # GICDF at the paper's r = 100 with 400 templates (20,400 features, as the QM7 row):
+                        # benchmarks/probes/raj2017/gicdf_rmnist_curve.py records the curve over templates and r
+                        gicdf_templates_by_method={"gicdf_r100": 400},
+                        # the Gaussian hyperkernel that the 2nd RF layer approximates, exactly (D₂ → ∞), on the
+                        # first layer of the rows at the paper's size, γ₂ factor and λ on validation (not Original
+                        # (Nys) at 7000 landmarks: its first layer alone takes 22 min here)
+                        layer2_exact={"rows": ["lgika_rf_r100_qmc|14000", "orig_rf|14000", "lgika_nys|2000"],
+                                      "factors": [1 / 16, 1 / 4, 1.0]},
+                        methods=["lgika_rf_polar", "lgika_rf", "orig_rf", "lgika_nys", "orig_nys", "gicdf", "gicdf_r100",
                                  "lgika_rf_r100", "lgika_rf_r100_qmc"]),
         "full": dict(n_train=None, n_valid=None, n_test=None, r=100, feature_dims=[14000], select_dim=2000,
                      angles=["uniform", "vonmises_pi_0.2", "vonmises_0_2"], gamma_factors=[0.5, 1.0, 2.0],
@@ -446,6 +464,48 @@ def _qm7_krr_factors(cfg, m):
     return cfg.get("krr_gamma_factors_by_family", {}).get(m.family, cfg["krr_gamma_factors"])
 
 
+def _krr_loo(gram, factors, y, train, test, lambdas):
+    """Kernel ridge with (factor, λ) by exact leave-one-out on the ``train`` rows: ``(factor, λ, table, pred)``.
+
+    ``gram(rows, cols, factor)`` gives kernel values. The training mean is held fixed as constant mean (no
+    intercept in the fit); one eigendecomposition per factor (α = λ n) gives every λ's LOO residuals and, for the
+    chosen factor, the final fit whose predictions on ``test`` are returned.
+    """
+    n = len(train)
+    mu = float(y[train].mean())
+    table, best, path = {}, None, None
+    for f in factors:
+        p = _RidgePathSolver(lambdas * n, fit_intercept=False).fit_gram(gram(train, train, f), y[train] - mu)
+        table[f] = np.array([np.sqrt(np.mean(p.loo_residuals(i) ** 2)) for i in range(len(lambdas))])
+        if best is None or table[f].min() < table[best].min():
+            best, path = f, p
+        del p
+    i = int(np.argmin(table[best]))
+    return best, float(lambdas[i]), table, path.predict_gram(gram(test, train, best), i)[:, 0] + mu
+
+
+def _qm7_hyper_cell(data, method, dim, k, gamma_factor):
+    """The exact Gaussian hyperkernel on one row's first layer, on outer fold ``k`` (Raj §2 Remark 3 and §4).
+
+    The "2nd layer RF" of Tables 1-2 approximates k₂(x, x') = exp(-γ₂ ||ψ(x) - ψ(x')||²) on the first layer's
+    features ψ by random Fourier features of width D₂; this cell uses k₂ itself (the limit D₂ → ∞) through kernel
+    ridge. ψ is the row's first layer at the γ its cell chose on this fold; γ₂ = factor / median squared distance
+    of ψ's training rows (:func:`~._raj_eval.second_layer`'s scale) and λ by exact leave-one-out on the training
+    folds, over ``layer2_exact["factors"]``.
+    """
+    cfg = data.cfg
+    t0 = time.perf_counter()
+    train, test = data.split(k)
+    F = data.features(method, dim, gamma_factor, train)
+    D = sq_dists(F, np.arange(len(F)), train)  # every molecule against the training rows
+    scale = max(median_sq_dist(F[train], seed=data.seed), 1e-300)
+    gram = lambda rows, _train, f: np.exp(-(f / scale) * D[rows])  # noqa: E731  (columns: the training rows)
+    best, lam, table, pred = _krr_loo(gram, cfg["layer2_exact"]["factors"], data.T, train, test, _qm7_lambdas(cfg))
+    return {"layer2_factor": best, "lambda": lam, "loo_rmse": {str(f): v.tolist() for f, v in table.items()},
+            **regression_scores(pred, data.T[test]), "gamma_factor": gamma_factor,
+            "seconds": round(time.perf_counter() - t0, 2)}
+
+
 def _qm7_krr_cell(data, name, k):
     """Exact kernel ridge (the GP posterior mean of Montavon et al. 2012) with inner-CV γ and λ."""
     from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
@@ -470,20 +530,7 @@ def _qm7_krr_cell(data, name, k):
     lambdas = _qm7_lambdas(cfg)
     table = {}
     if cfg["krr_inner_k"] == "loo":
-        # exact leave-one-out of kernel ridge with the training mean held fixed (no intercept in the fit), from
-        # the ridge-path solver's one eigendecomposition per γ (α = λ n), reused for the final fit
-        n = len(train)
-        mu = float(y[train].mean())
-        best, path = None, None
-        for f in factors:
-            p = _RidgePathSolver(lambdas * n, fit_intercept=False).fit_gram(gram(train, train, f), y[train] - mu)
-            table[f] = np.array([np.sqrt(np.mean(p.loo_residuals(i) ** 2)) for i in range(len(lambdas))])
-            if best is None or table[f].min() < table[best].min():
-                best, path = f, p
-            del p
-        i = int(np.argmin(table[best]))
-        lam = float(lambdas[i])
-        pred = path.predict_gram(gram(test, train, best), i)[:, 0] + mu
+        best, lam, table, pred = _krr_loo(gram, factors, y, train, test, lambdas)
     else:
         splits = kfold_indices(len(train), cfg["krr_inner_k"], seed + k)
         for f in factors:
@@ -540,7 +587,15 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
                 chosen_l2 = base.get("layer2_factor")
                 chosen = None if cfg.get("extra_gamma_factors") else base.get("gamma_factor", chosen)
             cells[key] = run.cell(key, lambda: _qm7_feature_cell(data, method, dim, k, chosen, chosen_l2))
-    rows = _qm7_rows(cells, cfg)
+    hyper = {}  # the exact Gaussian hyperkernel on a row's first layer, after every first layer is done
+    for method, dim, k in qm7_hyper_plan(cfg):
+        base, key = cells.get(run.key(method, dim, k)), run.key("hyper", method, dim, k)
+        if base is None or (budget and not run.has(key) and run.wall_time() > budget):
+            skipped.append(key)
+            continue
+        hyper[run.key(method, dim, k)] = run.cell(
+            key, lambda: _qm7_hyper_cell(data, method, dim, k, base["gamma_factor"]))
+    rows = _qm7_rows(cells, cfg, hyper)
     heads = _qm7_headlines(rows, cfg, beyond)
     notes = _qm7_notes(cname, cfg, data.folds_source, skipped)
     # one-fold probes (D, r, γ, λ selection) made before choosing this configuration, if recorded
@@ -554,6 +609,13 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     if skipped:  # keep the finished cells so that the next run resumes instead of starting afresh
         run._save_partial()
     return result
+
+
+def qm7_hyper_plan(cfg):
+    """The exact-hyperkernel cells ``[(method, D, fold), ...]``: each row of ``layer2_exact["rows"]`` ("method|D")
+    on every fold."""
+    rows = (cfg.get("layer2_exact") or {}).get("rows", [])
+    return [(m, int(d), k) for m, d in (r.split("|") for r in rows) for k in range(cfg["n_folds"])]
 
 
 def qm7_plan(cname, cfg):
@@ -583,6 +645,9 @@ _QM7_LAYER2 = ("layer2_dim", "layer2_match_dim", "layer2_max_dim", "layer2_facto
 def _qm7_cell_scope(config, key):
     """The part of a QM7 configuration that cell ``key`` ("method|D|fold") depends on, so that adding a row or an
     extra D to the configuration recomputes only its own cells (:class:`ExperimentRun`'s ``cell_scope``)."""
+    if key.startswith("hyper|"):  # the row's first-layer cell (its γ) and the hyperkernel's grid
+        return {"layer1": _qm7_cell_scope(config, key[len("hyper|"):]),
+                "factors": config["layer2_exact"]["factors"]}
     method, dim, _ = key.split("|")
     m = as_method(method)
     scope = {k: config.get(k) for k in _QM7_SHARED}
@@ -624,6 +689,11 @@ def _qm7_headlines(rows, cfg, beyond):
                 if paper[1] is not None and r.get("rmse_2layer") is not None:
                     heads.append(headline(f"{LABELS[method]} RMSE 2nd layer ({d})", r["rmse_2layer"],
                                           paper[1], "lower"))
+                if paper[1] is not None and r.get("rmse_hyper") is not None:
+                    # the Gaussian hyperkernel that the 2nd RF layer approximates, exactly: the layer's limit
+                    heads.append(headline(f"{LABELS[method]} RMSE 2nd layer as the exact Gaussian hyperkernel "
+                                          f"[beyond paper] ({d}) vs paper 2nd layer RF", r["rmse_hyper"], paper[1],
+                                          "lower"))
     for r in rows:
         if (r["method"] in ("lgika_nys_lap", "orig_krr_lap", "sort_krr_lap") and r["dim"] in (None, top)) or (
                 beyond and r["method"] in beyond["methods"] and r["n_folds"] == n_folds):
@@ -779,6 +849,17 @@ def qm7_gap_values(data, cfg):
     if l2:
         v["second_layer"] = {"worse": sum(row["rmse_2layer"] > row["rmse"] for row in l2), "rows": len(l2),
                              "max_dim": cfg.get("layer2_max_dim")}
+    hy = sorted((row for row in full.values() if row.get("rmse_hyper") is not None),
+                key=lambda row: list(PAPER_QM7).index(row["method"]) if row["method"] in PAPER_QM7 else 99)
+    if hy:
+        v["hyperkernel"] = {
+            "rows": len(hy), "better": sum(row["rmse_hyper"] < row["rmse"] for row in hy),
+            "meets": sum(row["paper_rmse_2layer"] is not None and row["rmse_hyper"] <= row["paper_rmse_2layer"]
+                         for row in hy),
+            "factors": _join(sorted({f for row in hy for f in row["layer2_factors_hyper"]}), ".3g"),
+            "by_row": [{"label": LABELS[row["method"]], "dim": row["dim"], "rmse": row["rmse"],
+                        "rf": row["rmse_2layer"], "hyper": row["rmse_hyper"], "paper": row["paper_rmse_2layer"]}
+                       for row in hy]}
     return v
 
 
@@ -788,11 +869,16 @@ def qm7_gap_notes(data, cfg):
     return fill_notes(template, qm7_gap_values(data, cfg))
 
 
-def _qm7_rows(cells, cfg):
-    groups = {}
+def _qm7_rows(cells, cfg, hyper=None):
+    """One row per (method, D): means over the folds of its cells; ``hyper`` (cells keyed like ``cells``) adds the
+    exact Gaussian hyperkernel on the row's first layer (``rmse_hyper``, ``mae_hyper``) where every fold has one."""
+    groups, hyp = {}, {}
     for key, v in cells.items():
         method, dim, _ = key.split("|")
         groups.setdefault((method, None if dim == "None" else int(dim)), []).append(v)
+    for key, v in (hyper or {}).items():
+        method, dim, _ = key.split("|")
+        hyp.setdefault((method, int(dim)), []).append(v)
     rows = []
     for (method, dim), vals in groups.items():
         row = {"method": method, "label": LABELS.get(method, method), "dim": dim, "n_folds": len(vals),
@@ -802,6 +888,11 @@ def _qm7_rows(cells, cfg):
                "mae_2layer": _mean([v.get("mae_2layer") for v in vals]),
                "paper_rmse": PAPER_QM7.get(method, (None, None))[0],
                "paper_rmse_2layer": PAPER_QM7.get(method, (None, None))[1]}
+        h = hyp.get((method, dim), [])
+        if h and len(h) == cfg["n_folds"]:
+            row.update({"rmse_hyper": _mean([v["rmse"] for v in h]), "mae_hyper": _mean([v["mae"] for v in h]),
+                        "rmse_hyper_folds": [v["rmse"] for v in h],
+                        "layer2_factors_hyper": [v["layer2_factor"] for v in h]})
         rows.append(row)
     return rows
 
@@ -986,6 +1077,46 @@ def _classification_cell(F, y, train, valid, test, n_classes, cfg, seed):
     return out
 
 
+def _image_hyper_cell(F, y, train, valid, test, n_classes, factors, seed):
+    """The exact Gaussian hyperkernel on an image row's first layer ``F`` (Raj §2 Remark 3 and §4).
+
+    The "2nd layer RF" of Tables 2-3 approximates k₂(x, x') = exp(-γ₂ ||ψ(x) - ψ(x')||²) by random Fourier
+    features of width D₂; this uses k₂ itself (the limit D₂ → ∞): kernel ridge on the ±1 one-vs-all targets with
+    their training mean as constant mean, penalty λ n (the RLS cells' λ). γ₂ = factor / median squared distance of
+    the training rows (:func:`~._raj_eval.second_layer`'s scale); factor and λ on the validation split (fit on the
+    training rows), then refit on train + validation and scored on the test rows, as the RLS cells are.
+    """
+    from scipy.linalg import solve
+
+    lambdas = np.array(_LAMBDAS)
+    fit_rows = np.concatenate([train, valid])
+    ntr, nfit = len(train), len(fit_rows)
+    scale = max(median_sq_dist(F[train], seed=seed), 1e-300)
+    D = sq_dists(F, np.concatenate([fit_rows, test]), fit_rows, np.float32)  # rows: train, valid, test
+    Y = one_hot(y[fit_rows], n_classes)
+    kern = lambda f, a, b, c: np.exp(-(f / scale) * D[a:b, :c].astype(np.float64))  # noqa: E731
+    table, best = {}, None
+    for f in factors:
+        mu = Y[:ntr].mean(0)
+        path = _RidgePathSolver(lambdas * ntr, fit_intercept=False).fit_gram(kern(f, 0, ntr, ntr), Y[:ntr] - mu)
+        P = path.predict_gram(kern(f, ntr, nfit, ntr)) + mu  # (λ, validation rows, classes)
+        table[f] = (P.argmax(2) == y[valid][None]).mean(1)
+        if best is None or table[f].max() > table[best].max():
+            best = f
+        del path, P
+    i = int(np.argmax(table[best]))
+    lam = float(lambdas[i])
+    K = kern(best, 0, nfit, nfit)
+    K[np.diag_indices_from(K)] += lam * nfit
+    mu = Y.mean(0)
+    c = solve(K, Y - mu, assume_a="pos", overwrite_a=True)
+    del K
+    step = 4096
+    pred = np.concatenate([kern(best, a, min(a + step, len(D)), nfit) @ c for a in range(nfit, len(D), step)]) + mu
+    return {"accuracy": 100.0 * float(np.mean(pred.argmax(1) == y[test])), "layer2_factor": best, "lambda": lam,
+            "valid_acc": {str(f): v.tolist() for f, v in table.items()}}
+
+
 def _angle_law(name):
     if name == "uniform":
         return Uniform(-np.pi, np.pi)
@@ -1004,6 +1135,11 @@ def engine_options():
     return {"backend": backend, "device": os.environ.get("ORBITKERNELS_DEVICE") or None, "max_memory_mb": 512}
 
 
+def _gicdf_templates(cfg, m):
+    """A GICDF row's number of templates: its own (``gicdf_templates_by_method``) or the configuration's."""
+    return cfg.get("gicdf_templates_by_method", {}).get(as_method(m).name, cfg["gicdf_templates"])
+
+
 def _image_feature_map(name, group, dim, gamma, r, cfg, seed):
     """The (unfitted) feature map of one image row (a :class:`Method` or its name)."""
     m = as_method(name)
@@ -1017,7 +1153,8 @@ def _image_feature_map(name, group, dim, gamma, r, cfg, seed):
     if m.feature_map == "nys":
         return OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel="rbf", gamma=gamma, n_components=dim, n_group_samples=r if group else None,
                              random_state=seed, **eng)
-    return GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=cfg["gicdf_templates"], n_bins=cfg["gicdf_bins"], n_group_samples=r,
+    return GroupCDFFeatures(group, sampling=PAPER_SAMPLING, n_templates=_gicdf_templates(cfg, m), n_bins=cfg["gicdf_bins"],
+                            n_group_samples=m.r or r,
                             value_range="auto", random_state=seed, **eng)
 
 
@@ -1051,8 +1188,19 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
               "orig": select("orig_rf", [None]) if "orig_rf" in cfg["methods"] or "orig_nys" in cfg["methods"] else None}
     cells = {}
     plan = [(m, d) for m in cfg["methods"]
-            for d in (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(m, [])) if m != "gicdf" else [None])]
+            for d in (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(m, []))
+                      if METHODS[m].feature_map != "gicdf" else [None])]
     budget = _time_budget(cfg)
+
+    def features(method, dim, law, factor):
+        """A row's features of every image (float32) and its group (None for the Original rows)."""
+        group = None
+        if METHODS[method].all_rotations:
+            group = make_group(law, polar=True)
+        elif METHODS[method].invariant:
+            group = make_group(law)
+        fm = _image_feature_map(method, group, dim, factor / scale, cfg["r"], cfg, seed).fit(X[train])
+        return fm.transform(X).astype(np.float32), group
     for method, dim in progress(plan, desc=f"{run.name} cells"):
         if budget and not run.has(run.key(method, dim)) and run.wall_time() > budget:
             chosen.setdefault("skipped_cells", []).append(run.key(method, dim))  # resumable later
@@ -1063,13 +1211,7 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
 
         def compute(method=method, dim=dim, law=law, factor=factor):
             t0 = time.perf_counter()
-            group = None
-            if METHODS[method].all_rotations:
-                group = make_group(law, polar=True)
-            elif METHODS[method].invariant:
-                group = make_group(law)
-            fm = _image_feature_map(method, group, dim, factor / scale, cfg["r"], cfg, seed).fit(X[train])
-            F = fm.transform(X).astype(np.float32)
+            F, group = features(method, dim, law, factor)
             t1 = time.perf_counter()
             res = _classification_cell(F, y, train, valid, test, n_classes, cfg, seed)
             res.update({"law": law if group is not None else None, "gamma_factor": factor, "n_features": F.shape[1],
@@ -1077,7 +1219,21 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
             return res
 
         cells[run.key(method, dim)] = run.cell(run.key(method, dim), compute)
-    return chosen, cells
+    hyper = {}  # the exact Gaussian hyperkernel on a row's first layer (its law and γ), after every row
+    for row in (cfg.get("layer2_exact") or {}).get("rows", []):
+        base, key = cells.get(row), run.key("hyper", row)
+        if base is None or (budget and not run.has(key) and run.wall_time() > budget):
+            chosen.setdefault("skipped_cells", []).append(key)
+            continue
+
+        def compute_hyper(method=row.split("|")[0], dim=int(row.split("|")[1]), base=base):
+            t0 = time.perf_counter()
+            F, _ = features(method, dim, base["law"], base["gamma_factor"])
+            res = _image_hyper_cell(F, y, train, valid, test, n_classes, cfg["layer2_exact"]["factors"], seed)
+            return {**res, "seconds": round(time.perf_counter() - t0, 2)}
+
+        hyper[row] = run.cell(key, compute_hyper)
+    return chosen, cells, hyper
 
 
 def _paper_row(method):
@@ -1096,6 +1252,9 @@ _IMAGE_LAYER2 = ("layer2_dim", "layer2_match_dim", "layer2_max_dim", "layer2_fac
 def _image_cell_scope(config, key):
     """The part of an image configuration (Tables 2/3) that cell ``key`` ("select|method" or "method|D")
     depends on, so that adding a row or an extra D recomputes only its own cells."""
+    if key.startswith("hyper|"):  # the row's own cell (its law and γ) and the hyperkernel's grid
+        return {"layer1": _image_cell_scope(config, key[len("hyper|"):]),
+                "factors": config["layer2_exact"]["factors"]}
     head, dim = key.split("|")
     scope = {k: config.get(k) for k in _IMAGE_SHARED}
     if not config.get("select_dim"):
@@ -1107,16 +1266,19 @@ def _image_cell_scope(config, key):
     if m.all_rotations:
         scope["polar_angles"] = config.get("polar_angles")
     if m.feature_map == "gicdf":
-        scope["gicdf"] = [config["gicdf_templates"], config["gicdf_bins"]]
+        scope["gicdf"] = [_gicdf_templates(config, m), config["gicdf_bins"]]
     return scope
 
 
-def _image_rows(cells, paper):
+def _image_rows(cells, paper, hyper=None):
+    """One row per cell ("method|D"); ``hyper`` (keyed like ``cells``) adds the exact Gaussian hyperkernel on the
+    row's first layer (``accuracy_hyper``)."""
     rows = []
     for key, v in cells.items():
         method, dim = key.split("|")
         rows.append({"method": method, "label": LABELS.get(method, method), "dim": v["n_features"],
                      "accuracy": v["accuracy"], "accuracy_2layer": v.get("accuracy_2layer"),
+                     "accuracy_hyper": (hyper or {}).get(key, {}).get("accuracy"),
                      "paper": paper.get(_paper_row(method), (None, None))[0],
                      "paper_2layer": paper.get(_paper_row(method), (None, None))[1],
                      "law": v.get("law"), "gamma_factor": v.get("gamma_factor"), "seconds": v.get("seconds")})
@@ -1140,6 +1302,11 @@ def _image_heads(rows, paper):
         heads.append(headline(f"{LABELS[method]} accuracy % ({size})", r["accuracy"], paper[method][0], "higher"))
         if r["accuracy_2layer"] is not None and paper[method][1] is not None:
             heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer ({size})", r["accuracy_2layer"],
+                                  paper[method][1], "higher"))
+        if r.get("accuracy_hyper") is not None and paper[method][1] is not None:
+            # the Gaussian hyperkernel that the 2nd RF layer approximates, exactly: the layer's limit
+            heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer as the exact Gaussian hyperkernel "
+                                  f"[beyond paper] ({size}) vs paper 2nd layer RF", r["accuracy_hyper"],
                                   paper[method][1], "higher"))
     # beyond the paper: the same estimator with another sampling of the group, compared with the paper's row
     for method, ref in (("lgika_rf_polar", "lgika_rf"), ("lgika_rf_r100", "lgika_rf")):
@@ -1214,8 +1381,8 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
             return PolarRotation((28, 28), n_angles=cfg.get("polar_angles", 64), angle=_angle_law(law))
         return ImageRotation((28, 28), angle=_angle_law(law))
 
-    chosen, cells = _image_run(run, X, y, train, valid, test, 10, make_group, cfg, seed, cfg["angles"])
-    rows = _image_rows(cells, PAPER_MNIST)
+    chosen, cells, hyper = _image_run(run, X, y, train, valid, test, 10, make_group, cfg, seed, cfg["angles"])
+    rows = _image_rows(cells, PAPER_MNIST, hyper)
     notes = (f"Rotated MNIST source: {b.source} (regenerated from mnist.npz following Larochelle et al. 2007 "
              "when 'regenerated': the official files are not available here). Configuration "
              f"'{cname}': r={cfg['r']} sampled rotations (paper 100), D = number of features (RF: D/2 frequencies "
@@ -1292,8 +1459,9 @@ def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, dat
     y = np.concatenate([ytr[ptr], yte[pte]])
     train, valid = np.arange(cfg["n_train"]), np.arange(cfg["n_train"], len(ptr))
     test = np.arange(len(ptr), len(X))
-    chosen, cells = _image_run(run, X, y, train, valid, test, 10, lambda law: cifar_group(cfg), cfg, seed, ["raj"])
-    rows = _image_rows(cells, PAPER_CIFAR)
+    chosen, cells, hyper = _image_run(run, X, y, train, valid, test, 10, lambda law: cifar_group(cfg), cfg, seed,
+                                      ["raj"])
+    rows = _image_rows(cells, PAPER_CIFAR, hyper)
     notes = (f"Configuration '{cname}': {cfg['n_train']} train / {cfg['n_valid']} validation / {cfg['n_test']} test "
              "images drawn at random (seed) from CIFAR-10's own splits. Group: isotropic scaling LogNormal(σ=0.3), "
              f"translation Normal(σ=0.3 half-widths = {cfg['shift_sigma_half_widths'] * 16:.1f} px), rotation "
