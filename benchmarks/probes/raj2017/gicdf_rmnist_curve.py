@@ -5,7 +5,7 @@ GICDF (Mroueh et al. 2015) with 200 Gaussian templates, 25 bins (51 CDF values e
 r = 16 i.i.d. rotations of the law chosen on validation (uniform), then RLS with λ on the validation split and a
 refit on train + validation. The paper states neither GICDF's number of templates nor its rotations (its LGIKA rows
 use r = 100 and s = 7k templates; 25 bins "following [29]" is stated for CIFAR-10). This probe records the curve
-that says which of these moves the row: the number of templates (200 to 800, i.e. 10,200 to 40,800 features) at
+that says which of these moves the row: the number of templates (200 and 400, i.e. 10,200 and 20,400 features) at
 the paper's r = 100 rotations, r itself, and templates drawn from the training digits (unit-normed, i-theory's
 stored templates) instead of Gaussian ones. Everything else is the reproduction's cell (data, seed, value range
 "auto", λ grid and selection); the first variant is that cell and must give its 86.91 %.

@@ -16,7 +16,7 @@ from ..models.ridge import RidgePath as RidgePathSolver
 from ._common import RidgePath, kfold_indices
 
 __all__ = ["median_sq_dist", "inner_cv_select", "regression_scores", "second_layer", "one_hot",
-           "holdout_select", "sq_dists"]
+           "holdout_select", "sq_dists", "layer2_scale"]
 
 
 def median_sq_dist(X, n=1000, seed=0):
@@ -81,12 +81,18 @@ def holdout_select(candidates, y, train, valid, lambdas, score):
     return best, float(lambdas[int(np.argmax(table[best]))]), {str(c): v.tolist() for c, v in table.items()}
 
 
+def layer2_scale(F, train, seed):
+    """The scale of the 2nd layer's γ₂ = factor / scale: the median squared distance between training rows of the
+    first layer's features (never zero), shared by the RF layer and the exact hyperkernel so their factors compare."""
+    return max(median_sq_dist(F[train], seed=seed), 1e-300)
+
+
 def second_layer(F, train, n_components, factor, seed):
     """Gaussian-kernel random Fourier features on top of ``F`` (Raj §4, "2nd layer RF").
 
     γ₂ = factor / (median squared distance between training rows of F).
     """
-    gamma = factor / max(median_sq_dist(F[train], seed=seed), 1e-300)
+    gamma = factor / layer2_scale(F, train, seed)
     rbf = RBFSampler(gamma=gamma, n_components=n_components, random_state=seed)
     return rbf.fit(F[train]).transform(F).astype(np.float32)
 

@@ -30,7 +30,7 @@ from ..models.ridge import RidgePath as _RidgePathSolver
 from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
 from ._common import PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices, seed_from
-from ._raj_eval import (holdout_select, inner_cv_select, loo_select, median_sq_dist, one_hot, sq_dists,
+from ._raj_eval import (holdout_select, inner_cv_select, layer2_scale, loo_select, median_sq_dist, one_hot, sq_dists,
                         regression_scores, second_layer)
 from ._runner import ExperimentRun, headline
 from .report import fill_notes, paper_folder, render_paper_page, write_page
@@ -498,7 +498,7 @@ def _qm7_hyper_cell(data, method, dim, k, gamma_factor):
     train, test = data.split(k)
     F = data.features(method, dim, gamma_factor, train)
     D = sq_dists(F, np.arange(len(F)), train)  # every molecule against the training rows
-    scale = max(median_sq_dist(F[train], seed=data.seed), 1e-300)
+    scale = layer2_scale(F, train, data.seed)
     gram = lambda rows, _train, f: np.exp(-(f / scale) * D[rows])  # noqa: E731  (columns: the training rows)
     best, lam, table, pred = _krr_loo(gram, cfg["layer2_exact"]["factors"], data.T, train, test, _qm7_lambdas(cfg))
     return {"layer2_factor": best, "lambda": lam, "loo_rmse": {str(f): v.tolist() for f, v in table.items()},
@@ -1091,13 +1091,13 @@ def _image_hyper_cell(F, y, train, valid, test, n_classes, factors, seed):
     lambdas = np.array(_LAMBDAS)
     fit_rows = np.concatenate([train, valid])
     ntr, nfit = len(train), len(fit_rows)
-    scale = max(median_sq_dist(F[train], seed=seed), 1e-300)
+    scale = layer2_scale(F, train, seed)
     D = sq_dists(F, np.concatenate([fit_rows, test]), fit_rows, np.float32)  # rows: train, valid, test
     Y = one_hot(y[fit_rows], n_classes)
     kern = lambda f, a, b, c: np.exp(-(f / scale) * D[a:b, :c].astype(np.float64))  # noqa: E731
     table, best = {}, None
+    mu = Y[:ntr].mean(0)
     for f in factors:
-        mu = Y[:ntr].mean(0)
         path = _RidgePathSolver(lambdas * ntr, fit_intercept=False).fit_gram(kern(f, 0, ntr, ntr), Y[:ntr] - mu)
         P = path.predict_gram(kern(f, ntr, nfit, ntr)) + mu  # (λ, validation rows, classes)
         table[f] = (P.argmax(2) == y[valid][None]).mean(1)
