@@ -264,6 +264,34 @@ def test_gicdf_at_the_papers_r_takes_its_own_rotations_and_templates():
     assert heads == {"GICDF accuracy % (D=20400, r=100)": 94.0}
 
 
+def test_lgika_nys_at_the_papers_protocol_takes_its_own_rotations_and_sampling():
+    """LGIKA (Nys) at the paper's protocol (``lgika_nys_r100_qmc``): its Nyström map takes r = 100 low-variance
+    rotations, the plain row keeps the configuration's r and the paper's i.i.d. draws; the headline (and its
+    hyperkernel cell) is the protocol row at its largest D."""
+    from orbitkernels.features import OrbitNystroem
+    from orbitkernels.groups import ImageRotation
+
+    cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
+    group = ImageRotation((28, 28))
+    fm = raj2017._image_feature_map("lgika_nys_r100_qmc", group, 7000, 1.0, cfg["r"], cfg, 0)
+    assert isinstance(fm, OrbitNystroem)
+    assert (fm.n_group_samples, fm.sampling, fm.n_components) == (100, "qmc", 7000)
+    fm = raj2017._image_feature_map("lgika_nys", group, 2000, 1.0, cfg["r"], cfg, 0)
+    assert (fm.n_group_samples, fm.sampling) == (cfg["r"], raj2017.PAPER_SAMPLING)
+    fm = raj2017._image_feature_map("orig_nys", None, 2000, 1.0, cfg["r"], cfg, 0)
+    assert fm.n_group_samples is None
+    assert "lgika_nys_r100_qmc|7000" in cfg["layer2_exact"]["rows"]
+    rows = [{"method": "lgika_nys", "dim": 2000, "accuracy": 92.0, "accuracy_2layer": 91.0},
+            {"method": "lgika_nys_r100_qmc", "dim": 2000, "accuracy": 95.0, "accuracy_2layer": 94.0},
+            {"method": "lgika_nys_r100_qmc", "dim": 7000, "accuracy": 96.5, "accuracy_2layer": 95.5,
+             "accuracy_hyper": 97.0}]
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads(rows, raj2017.PAPER_MNIST)}
+    assert heads == {"LGIKA (Nys) accuracy % (D=7000, r=100 qmc)": 96.5,
+                     "LGIKA (Nys) accuracy % 2nd layer (D=7000, r=100 qmc)": 95.5,
+                     "LGIKA (Nys) accuracy % 2nd layer as the exact Gaussian hyperkernel [beyond paper] "
+                     "(D=7000, r=100 qmc) vs paper 2nd layer RF": 97.0}
+
+
 def test_sq_dists_are_squared_euclidean_distances_in_blocks():
     from scipy.spatial.distance import cdist
 

@@ -123,3 +123,40 @@ def test_cholesky_path_rejects_bad_input():
         cholesky_path(X, np.ones(4), [1.0])
     with pytest.raises(ValueError, match="Y must be"):
         cholesky_path(X, np.ones((5, 1, 1)), [1.0])
+
+
+@pytest.mark.parametrize("n,d", [(40, 8), (15, 30)])
+def test_fit_leaves_the_callers_rows_alone_and_copies_float32_once(n, d):
+    """float64 rows are centred in a copy (the caller's array is untouched); float32 rows are converted once and
+    centred in that copy, with the same solution as their float64 twin."""
+    rng = np.random.RandomState(4)
+    X, Y, Xt = rng.randn(n, d) + 3, rng.randn(n, 2), rng.randn(5, d)
+    X32 = X.astype(np.float32)
+    before64, before32 = X.copy(), X32.copy()
+    p64 = RidgePath(ALPHAS).fit(X, Y)
+    p32 = RidgePath(ALPHAS).fit(X32, Y)
+    np.testing.assert_array_equal(X, before64)
+    np.testing.assert_array_equal(X32, before32)
+    assert not np.shares_memory(p64.Xc_, X)
+    np.testing.assert_allclose(p32.Xc_, X32.astype(np.float64) - X32.astype(np.float64).mean(0), rtol=0, atol=0)
+    np.testing.assert_allclose(p32.Xc_.mean(0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(p32.predict(Xt), RidgePath(ALPHAS).fit(X32.astype(np.float64), Y).predict(Xt),
+                               rtol=0, atol=0)
+
+
+def test_fit_of_float32_rows_holds_one_float64_copy():
+    """The dual fit of wide float32 features (GICDF's 80k+ columns on QM7) holds one float64 copy of them, not a
+    converted copy and a centred one beside it (which ran a 3200-template probe out of memory)."""
+    import tracemalloc
+
+    rng = np.random.RandomState(5)
+    X, Y = rng.randn(100, 20000).astype(np.float32), rng.randn(100)
+    copy_bytes = X.size * 8
+    tracemalloc.start()
+    try:
+        path = RidgePath(ALPHAS).fit(X, Y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert path.dual_
+    assert copy_bytes <= peak < 1.5 * copy_bytes

@@ -71,11 +71,16 @@ class RidgePath:
 
     def fit(self, X, Y):
         """Primal (D ≤ n) or dual (D > n) eigendecomposition of the centred features ``X`` (n, D)."""
+        given = X
         X = np.asarray(X, dtype=np.float64)
         n, d = X.shape
         Yc = self._targets(Y, n)
         self.x_mean_ = X.mean(axis=0) if self.fit_intercept else np.zeros(d)
-        Xc = X - self.x_mean_
+        if X is given or np.shares_memory(X, given):
+            Xc = X - self.x_mean_
+        else:  # X is already our float64 copy (e.g. of float32 features): centre it in place, not in a second copy
+            X -= self.x_mean_
+            Xc = X
         self.Xc_ = Xc
         if d <= n:
             evals, V = _eigh(Xc.T @ Xc)
