@@ -242,8 +242,9 @@ CONFIGS = {
                         # benchmarks/probes/raj2017/gicdf_rmnist_curve.py records the curve over templates and r
                         gicdf_templates_by_method={"gicdf_r100": 400},
                         # the Gaussian hyperkernel that the 2nd RF layer approximates, exactly (D₂ → ∞), on the
-                        # first layer of the rows at the paper's size, γ₂ factor and λ on validation (not Original
-                        # (Nys) at 7000 landmarks: its first layer alone takes 22 min here)
+                        # first layer of the rows at the paper's size, γ₂ factor and λ on validation; each cell
+                        # recomputes its row's first layer (LGIKA (Nys) at the paper's protocol: 69 min here), so
+                        # Original (Nys) at 7000 landmarks (22 min more) is not among them yet
                         layer2_exact={"rows": ["lgika_rf_r100_qmc|14000", "orig_rf|14000", "lgika_nys_r100_qmc|7000"],
                                       "factors": [1 / 16, 1 / 4, 1.0]},
                         methods=["lgika_rf_polar", "lgika_rf", "orig_rf", "lgika_nys", "orig_nys", "gicdf", "gicdf_r100",
@@ -1421,8 +1422,8 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
                       "above with r rotations drawn by the library's low-variance default (sampling='qmc': for the "
                       "full circle the r equispaced rotations, computed by the polar FFT path; for a von Mises law a "
                       "stratified grid through its inverse CDF), the sampling issue #17 sets for this protocol and "
-                      "the headline of LGIKA (RF) and LGIKA (Nys), or i.i.d. as in the paper (shown beside it: the Monte Carlo noise "
-                      "of r i.i.d. rotations is what the low-variance scheme removes).")
+                      "the headline of LGIKA (RF) and LGIKA (Nys), or i.i.d. as in the paper (shown beside it: the "
+                      "Monte Carlo noise of r i.i.d. rotations is what the low-variance scheme removes).")
     if chosen.get("skipped_cells"):
         notes += (f" Cells skipped by the time budget: {chosen['skipped_cells']}; run the same command again to "
                   "resume them (the partial file is kept).")

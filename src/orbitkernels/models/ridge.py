@@ -76,7 +76,7 @@ class RidgePath:
         n, d = X.shape
         Yc = self._targets(Y, n)
         self.x_mean_ = X.mean(axis=0) if self.fit_intercept else np.zeros(d)
-        if X is given or np.shares_memory(X, given):
+        if X is given or np.may_share_memory(X, given):
             Xc = X - self.x_mean_
         else:  # X is already our float64 copy (e.g. of float32 features): centre it in place, not in a second copy
             X -= self.x_mean_
