@@ -93,3 +93,20 @@ def test_report_verdicts_with_tolerance_and_closer():
     assert _verdict({"ours": -0.3, "paper": -0.5, "better": "lower", "tolerance": 0.05}) == "above"
     assert _verdict({"ours": 1.05, "paper": 1.0, "better": "closer"}) == "matches"
     assert _verdict({"ours": 1.5, "paper": 1.0, "better": "closer"}) == "differs"
+
+
+def test_nystroem_benchmark_quick_runs_and_its_variants_agree(tmp_path):
+    """The Nyström benchmark's own agreement numbers: the map per chunk and the fused Gaussian orbit mean give the
+    features of the variants they replace (to float32 rounding)."""
+    from orbitkernels.bench import render_markdown, run_benchmarks
+    import os
+    import pytest
+    if not os.environ.get("ORBITKERNELS_DATA"):
+        pytest.skip("needs MNIST (ORBITKERNELS_DATA)")
+    rec = run_benchmarks(["rotations_nystroem"], quick=True, out_dir=tmp_path)["rotations_nystroem"]
+    res = rec["results"]
+    assert res["config"]["default_path"] == "polar"
+    assert res["max_abs_diff_map_per_block_vs_per_chunk"] < 1e-5
+    assert res.get("max_abs_diff_fused_vs_numpy", 0.0) < 1e-5
+    assert res["speedup_vs_naive"]["default"] > 1.0
+    assert rec["summary"] in render_markdown(tmp_path, quick=True)

@@ -249,3 +249,100 @@ def test_exact_invariance_on_a_finite_group_both_ways(impl, cls, kw, rng):
     # the orbit of the shifted image is the same set of 20 images: the features agree to rounding
     # (the FFT of a shifted image differs from the shifted FFT by rounding, so no bit-for-bit claim)
     np.testing.assert_allclose(f.transform(X), f.transform(shifted), rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ Gaussian orbit mean
+@needs_numba
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-7), (np.float64, 1e-15)])
+def test_fast_exponential_accuracy(dtype, tol, rng):
+    # relative error wherever exp(x) is a normal number; 0 below, inf above the stated ends
+    tiny = np.finfo(dtype).tiny
+    lo = np.log(tiny)
+    hi = 88.0 if dtype == np.float32 else 709.0
+    x = np.concatenate([rng.uniform(lo, hi, 200000), rng.uniform(-2, 2, 100000),
+                        np.arange(-40, 41) * np.log(2.0) / 2, [0.0, -0.0, lo * 0.999999, hi]]).astype(dtype)
+    got = _fused.fast_exp(x)
+    assert got.dtype == dtype
+    ref = np.exp(x.astype(np.float64))
+    assert np.all(np.abs(got / ref - 1) <= tol)
+    assert got[x == 0][0] == 1.0
+    below = np.array([lo * 1.0001, lo - 5, -1e4, -np.inf], dtype=dtype)
+    np.testing.assert_array_equal(_fused.fast_exp(below), 0.0)
+    above = np.array([hi * 1.001, 1e4, np.inf], dtype=dtype)
+    np.testing.assert_array_equal(_fused.fast_exp(above), np.inf)
+
+
+def _rbf_pool_reference(S, x_sq, t_sq, gamma, w):
+    S = np.asarray(S, dtype=np.float64)
+    V = np.exp(gamma * (2 * S - np.asarray(x_sq, float)[:, None, None] - np.asarray(t_sq, float)[None, :, None]))
+    return V @ np.asarray(w, float)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 5e-6), (np.float64, 1e-13)])
+def test_rbf_pool_is_the_orbit_mean_of_gaussian_values_both_ways(impl, dtype, rtol, rng):
+    # Raj et al. 2017, Eq. 8: Σ_k w_k k(g_k x, t) with k Gaussian, from <g_k x, t>, |x|² and |t|²
+    bk = get_backend("numpy")
+    for rows, m, r in [(1, 1, 1), (3, 5, 7), (6, 40, 64), (2, 300, 3)]:
+        X = rng.normal(size=(rows, r, 6))  # r "transformed copies" of each row, same norm up to rounding
+        X /= np.linalg.norm(X, axis=2, keepdims=True)
+        T = rng.normal(size=(m, 6))
+        S = np.einsum("ikd,jd->ijk", X, T).astype(dtype)
+        x_sq, t_sq = np.ones(rows, dtype), (T**2).sum(1).astype(dtype)
+        w = rng.uniform(size=r)
+        w /= w.sum()
+        for V in (S, np.asfortranarray(S)):
+            before = V.copy()
+            got = bk.rbf_pool(V, x_sq, t_sq, 0.7, w)
+            np.testing.assert_array_equal(V, before)  # S is read, not written
+            assert got.dtype == dtype and got.shape == (rows, m)
+            # the float32 exponent's own rounding bounds both implementations alike
+            np.testing.assert_allclose(got, _rbf_pool_reference(S, x_sq, t_sq, 0.7, w), rtol=rtol, atol=0)
+
+
+@needs_numba
+def test_fused_rbf_pool_underflows_to_zero_and_refuses_bad_input():
+    S = np.zeros((2, 3, 4), np.float32)
+    # exponent -γ(|x|² + |t|²) far below the smallest normal number: exactly 0, not a wrong tiny value
+    np.testing.assert_array_equal(_fused.rbf_pool(S, [50.0, 40.0], [50.0, 60.0, 70.0], 1.0, np.ones(4)), 0.0)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        _fused.rbf_pool(S.astype(np.int32), np.ones(2), np.ones(3), 1.0, np.ones(4))
+    with pytest.raises(ValueError, match="one weight per group element"):
+        _fused.rbf_pool(S, np.ones(2), np.ones(3), 1.0, np.ones(3))
+    with pytest.raises(ValueError, match="one squared norm per row and per template"):
+        _fused.rbf_pool(S, np.ones(3), np.ones(3), 1.0, np.ones(4))
+    with pytest.raises(ValueError, match="one squared norm per row and per template"):
+        _fused.rbf_pool(S, np.ones(2), np.ones(2), 1.0, np.ones(4))
+    with pytest.raises(ValueError, match="out must be"):
+        _fused.rbf_pool(S, np.ones(2), np.ones(3), 1.0, np.ones(4), out=np.empty((2, 3), np.float64))
+
+
+@pytest.mark.parametrize("budget", [0.5, 64.0])
+def test_nystroem_map_applied_once_per_chunk_is_the_definition(impl, budget, rng):
+    # Raj et al. 2017, Eq. 8: (Σ_k w_k k(g_k x, z_j))_j @ K_ZZ^{-1/2}; the engine pools cache-sized blocks and
+    # applies the map once per chunk (several chunks at the small budget, one at the large one)
+    from orbitkernels.features import OrbitNystroem
+    from orbitkernels.groups.polar import PolarRotation
+
+    X = rng.uniform(size=(60, 64))
+    f = OrbitNystroem(PolarRotation((8, 8), n_angles=16), n_components=30, gamma=0.05, random_state=0,
+                      max_memory_mb=budget).fit(X)
+    assert f.plan_.path == "polar"
+    assert (f.plan_.chunk_rows(len(X), 64, 8, extra_per_row=30 * 8) < len(X)) == (budget < 1)
+    K = f.plan_.similarities(X)  # (rows, landmarks, elements): the Gaussian values k(g_k x, z_j)
+    ref = (K @ f.group_weights_) @ f.normalization_.T
+    np.testing.assert_allclose(f.transform(X), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_nystroem_map_is_cast_once_per_pooling(rng):
+    # a transform maps its rows in several engine calls: the s x s map is cast to the compute precision once
+    from orbitkernels.features._engine import LinearPool
+
+    post = rng.normal(size=(6, 4))
+    pool = LinearPool(np.full(3, 1 / 3), post)
+    inner, p32 = pool.stages(np.float32)
+    assert inner.post is None and p32.dtype == np.float32
+    np.testing.assert_array_equal(p32, post.astype(np.float32))
+    assert pool.stages(np.float32)[1] is p32
+    assert pool.stages(np.float64)[1] is pool.post  # no copy in the fitted precision
+    plain = LinearPool(np.ones(2))
+    assert plain.stages(np.float32) == (plain, None)

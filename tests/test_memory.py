@@ -84,6 +84,8 @@ BIG_CASES = [
     ("nystroem", lambda: OrbitNystroem(ImageRotation((28, 28), n_angles=4), n_components=16, gamma=0.01)),
     ("nystroem-data", lambda: OrbitNystroem(ImageScaling((28, 28), scale=Uniform(0.9, 1.1)), n_components=8,
                                             n_group_samples=2, gamma=0.01)),
+    # the polar path, and a K_ZZ^{-1/2} map (applied once per chunk) large enough to count
+    ("nystroem-polar", lambda: OrbitNystroem(PolarRotation((28, 28), n_angles=16), n_components=150, gamma=0.01)),
 ]
 
 

@@ -13,6 +13,11 @@ rotations_rf           LGIKA-RF with rotations at MNIST size (d=784, s=2000, r=6
                        estimator vs template GEMM path vs polar-FFT path, fused
                        kernels on and off: features/s, ratios, fraction of the
                        fused-cosine bound, kernel agreement
+rotations_nystroem     LGIKA-Nys with rotations (d=784, 2000 landmarks, r=64):
+                       naive (augment, rbf_kernel, average, K_ZZ^-1/2) vs the
+                       default estimator vs template GEMM, fused kernels on and
+                       off, the map per chunk vs per block: features/s, ratios,
+                       kernel agreement
 polar_accuracy         Rotated MNIST (regenerated, subset): test accuracy of the
                        polar path vs the direct paths (same learner)
 gemm_peak              template-path GFLOP/s vs a plain float32 numpy matmul of
@@ -244,6 +249,103 @@ def bench_rotations_rf(quick=False):
         res["max_abs_diff_fused_vs_numpy"] = {
             "default": float(np.abs(outs["default"] - outs["default (fused kernels off)"]).max()),
             "template_gemm": float(np.abs(outs["template_gemm"] - outs["template_gemm (fused kernels off)"]).max())}
+    return res
+
+
+# --------------------------------------------------------------------------- 1c
+def _map_per_block(weights, post):
+    """Nyström's pooling as the engine ran it before 2026-11-25: K_ZZ^{-1/2} applied to every pooled block."""
+    from .features._engine import LinearPool
+
+    pool = LinearPool(weights, post)
+    pool.stages = lambda dtype: (pool, None)  # no final map for the engine to take out: it stays in every block
+    return pool
+
+
+def bench_rotations_nystroem(quick=False):
+    """LGIKA-Nys, rotations, d=784, s=2000 landmarks, r=64: naive vs the default estimator vs template GEMM (Raj Eq. 8).
+
+    ``default`` is ``OrbitNystroem(ImageRotation((28, 28)), n_components=2000, gamma=0.02)`` as a user writes it:
+    the polar path, the Gaussian orbit mean fused (numba) and K_ZZ^{-1/2} applied once per chunk. The naive path
+    rotates each image by the default's 64 angles (bilinear ``ImageRotation.act``), takes scikit-learn's
+    ``rbf_kernel`` against the same landmarks, averages over the angles and applies the same K_ZZ^{-1/2}. Beside
+    them, in the same rounds: the fused kernels off (NumPy passes), and the map applied per pooled block (the engine
+    before 2026-11-25). ``kernel_rel_error_vs_naive``: the Gram matrices' relative difference. The polar path's
+    Gaussian is that of the polar quadrature samples (``OrbitNystroem``'s docstring: ~10 % off in value at this γ)
+    while K_ZZ^{-1/2} is the Cartesian base kernel's (Raj Eq. 8), and the ill-conditioned map amplifies the
+    difference (0.2-0.35 here); accuracy is not affected (``benchmarks/probes/perf/nystroem_polar_metric.py``:
+    0.9255 against 0.927 for the Cartesian Gaussian, 0.926 with K_ZZ in the polar metric as well).
+    """
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from .backends import numba_available
+    from .features import OrbitNystroem
+    from .groups import ImageRotation
+
+    s, gamma = (300, 0.02) if quick else (2000, 0.02)
+    n_fit = s + 100
+    n_naive, n_fast = (16, 64) if quick else (64, 512)
+    X = _mnist(n_fit + n_fast, rotated=True)
+    Xfit, X = X[:n_fit], X[n_fit:]
+    g = ImageRotation((28, 28))
+    default = OrbitNystroem(g, n_components=s, gamma=gamma, random_state=0).fit(Xfit)
+    r = len(default.group_elements_)
+    tmpl = OrbitNystroem(g, n_components=s, gamma=gamma, n_group_samples=r, sampling="iid", fast_path="gemm",
+                         dtype="float32", random_state=0).fit(Xfit)
+    Z, E, w = default.components_, default.group_elements_, default.group_weights_
+    post = default.normalization_.T
+
+    def naive(Xb):
+        out = np.zeros((len(Xb), s))
+        for a in range(0, len(Xb), 8):  # 8 images x r copies at a time: bounded memory
+            Y = g.act(Xb[a : a + 8], E)  # (r, n, d)
+            K = rbf_kernel(Y.reshape(-1, Y.shape[-1]), Z, gamma=gamma).reshape(r, -1, s)
+            out[a : a + 8] = np.tensordot(w, K, axes=1) @ post
+        return out
+
+    def per_block():
+        spec = default._pool_spec
+        default._pool_spec = lambda: _map_per_block(w, post)
+        try:
+            return default.transform(X)
+        finally:
+            default._pool_spec = spec
+
+    fns = {"naive": lambda: naive(X[:n_naive]), "default": lambda: default.transform(X),
+           "template_gemm": lambda: tmpl.transform(X), "default, map per block (before)": per_block}
+    if numba_available():
+        fns["default (fused kernels off)"] = _numba_off(fns["default"])
+    n_imgs = {k: (n_naive if k == "naive" else n_fast) for k in fns}
+    for k, fn in fns.items():  # the per-precision caches and the JIT, outside the timing
+        if k != "naive":
+            fn()
+    times, outs = _best_interleaved(fns, repeat=_REPEAT)
+    rate = {k: n_imgs[k] / t for k, t in times.items()}
+    F_naive, k = outs["naive"], n_naive
+    res = {
+        "config": {"d": 784, "s": s, "r": r, "gamma": gamma, "n_naive": n_naive, "n_fast": n_fast, "n_fit": n_fit,
+                   "data": "MNIST train digits rotated by uniform angles (regenerated-style)",
+                   "naive": "ImageRotation.act (r bilinear copies) + sklearn rbf_kernel against the landmarks + "
+                            "weighted mean + the same K_ZZ^{-1/2}",
+                   "default": f"OrbitNystroem(ImageRotation((28, 28)), n_components={s}, gamma={gamma}) -> path "
+                              f"{default.plan_.path!r}, dtype float32 inputs",
+                   "default_path": default.plan_.path,
+                   "template_gemm": f"OrbitNystroem(ImageRotation, n_group_samples={r}, sampling='iid', "
+                                    "fast_path='gemm', dtype='float32') (its own landmarks' orbit, same landmarks)",
+                   "fused_kernels": "numba" if _fused_on() else "off (numba not installed or ORBITKERNELS_NUMBA=0)"},
+        "features_per_s": rate,
+        "speedup_vs_naive": {k_: v / rate["naive"] for k_, v in rate.items() if k_ != "naive"},
+        "speedup_map_per_chunk_vs_per_block": times["default, map per block (before)"] / times["default"],
+        "kernel_rel_error_vs_naive": {
+            "default (polar grid, same landmarks and angles)": _gram_error(outs["default"][:k], F_naive),
+            "template_gemm (sampled angles)": _gram_error(outs["template_gemm"][:k], F_naive),
+        },
+        "max_abs_diff_map_per_block_vs_per_chunk": float(np.abs(outs["default"]
+                                                                - outs["default, map per block (before)"]).max()),
+    }
+    if "default (fused kernels off)" in outs:
+        res["speedup_fused_vs_off"] = times["default (fused kernels off)"] / times["default"]
+        res["max_abs_diff_fused_vs_numpy"] = float(np.abs(outs["default"] - outs["default (fused kernels off)"]).max())
     return res
 
 
@@ -722,6 +824,33 @@ VARIANTS = {
         {"variant": "polar resampling as a numba sparse gather", "status": "not tried",
          "evidence": "profile of the default estimator: the SciPy CSR product is under 1% of transform time"},
     ],
+    "rotations_nystroem": [
+        {"variant": "Nyström's K_ZZ^{-1/2} (s x s) applied once per memory chunk, one GEMM, instead of once per "
+                    "cache-sized pooled block (a row or two at s = 2000, r = 100: each block read the whole map)",
+         "status": "kept", "evidence": "speedup_map_per_chunk_vs_per_block here (same rounds); "
+                                       "benchmarks/probes/perf/rbf_pool_fused.py (results/bench/"
+                                       "rbf_pool_fused_probe.json): 'map per block (before)' vs 'fused'"},
+        {"variant": "the Gaussian orbit mean fused (numba): exponent, a vectorised exponential (Cody-Waite reduction, "
+                    "degree-13 polynomial, 2^n from the exponent bits; relative error <= 2e-7 in float32) and the "
+                    "weighted mean in one pass over each block, instead of rbf_from_dots' five NumPy passes and a "
+                    "matrix-vector product", "status": "kept",
+         "evidence": "speedup_fused_vs_off here; benchmarks/probes/perf/rbf_pool_fused.py: the pooling alone 2.2-2.6x "
+                     "the NumPy passes, the transform 1.04-1.16x at 2000 landmarks and 0.98x at 7000 (where the "
+                     "per-frequency GEMM and the FFTs dominate: no gain beyond the machine's noise there), test "
+                     "accuracy the same to one digit in 2000"},
+        {"variant": "the same fused loop with a scalar math.exp per value", "status": "reverted",
+         "evidence": "benchmarks/probes/perf/rbf_pool_fused.py: 'fused, scalar math.exp' 0.6-0.7x the NumPy passes "
+                     "(the scalar exponential does not vectorise)"},
+        {"variant": "the polar path's Gaussian with Cartesian norms and dual templates (Pᵀ)⁺ z, the value of "
+                    "exp(-γ|g x - z|²) instead of the polar quadrature metric's", "status": "reverted",
+         "evidence": "benchmarks/probes/perf/nystroem_polar_metric.py (results/bench/nystroem_polar_metric_probe.json): "
+                     "Rotated MNIST 0.9235 against 0.9255 for the polar metric and 0.927 for the Cartesian Gaussian "
+                     "on the template path, at 5.6x the polar path's time"},
+        {"variant": "on the polar path, K_ZZ^{-1/2} of the polar-metric Gaussian (consistent with the polar kernel "
+                    "values) instead of the Cartesian base kernel's (Raj Eq. 8)", "status": "reverted",
+         "evidence": "benchmarks/probes/perf/nystroem_polar_metric.py: 0.926 against 0.9255, within the noise of one "
+                     "draw"},
+    ],
     "rotated_mnist_full": [
         {"variant": "the templates' spectrum C-contiguous for the per-frequency GEMM (as in rotations_rf)",
          "status": "kept",
@@ -788,6 +917,7 @@ VARIANTS = {
 
 BENCHMARKS = {
     "rotations_rf": bench_rotations_rf,
+    "rotations_nystroem": bench_rotations_nystroem,
     "polar_accuracy": bench_polar_accuracy,
     "gemm_peak": bench_gemm_peak,
     "gicdf_mnist": bench_gicdf_mnist,
@@ -851,6 +981,15 @@ def summarize(name, res):
                     f"path (goal {res['goal_default_vs_naive']:.0f}x), {_pct(fb['default'])} of the fused-cosine bound "
                     f"({res['cos_bound_images_per_s']['fused']:.0f} images/s); template GEMM {sp['template_gemm']:.1f}x; "
                     f"{fps['default']:.0f} vs {fps['naive']:.0f} images/s")
+        if name == "rotations_nystroem":
+            sp, fps = res["speedup_vs_naive"], res["features_per_s"]
+            line = (f"default estimator ({res['config']['default_path']} path, "
+                    f"{res['config']['fused_kernels']}) {sp['default']:.1f}x the naive path, template GEMM "
+                    f"{sp['template_gemm']:.1f}x; {fps['default']:.0f} vs {fps['naive']:.0f} images/s; K_ZZ^-1/2 once "
+                    f"per chunk {res['speedup_map_per_chunk_vs_per_block']:.1f}x once per pooled block")
+            if "speedup_fused_vs_off" in res:
+                line += f"; fused Gaussian orbit mean {res['speedup_fused_vs_off']:.2f}x the NumPy passes"
+            return line
         if name == "polar_accuracy":
             return ", ".join(f"{k}: {v['test_accuracy']:.3f} ({v['features_s']:.1f} s)"
                              for k, v in res.items() if isinstance(v, dict) and "test_accuracy" in v)

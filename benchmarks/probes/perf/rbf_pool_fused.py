@@ -1,33 +1,59 @@
-"""Probe (issue #16): would a fused numba loop speed up OrbitNystroem's Gaussian pooling on the FFT paths?
+"""Probe (issue #16): a fused numba kernel for OrbitNystroem's Gaussian orbit mean on the FFT paths.
 
 On the polar / cyclic FFT paths ``OrbitNystroem`` gets k(g x, z) = exp(γ (2<g x, z> - |x|² - |z|²)) from the
-correlations S (rows, s, r) by ``rbf_from_dots`` (separate NumPy passes: scale, two subtractions, γ, exp) and then
-averages over the r group elements. The LGIKA (Nys) cell of Raj Table 2 at s = 7000, r = 100 spends most of its
-69 minutes there. This probe first times both estimators' transforms on the polar path (3000 random 28 × 28
-images, r = 100 equispaced rotations, Nyström with 2000 landmarks against RF with 1000 frequencies, i.e. 2000 and
-1000 templates), then, on one block of S (16 rows × 2000 landmarks × 100 rotations, float32), the NumPy chain against a
-single fused numba loop that reads S once and calls ``math.exp`` per value.
+correlations S (rows, s, r) and averages over the r group elements (Raj et al. 2017, Eq. 8). Before, that was
+``rbf_from_dots`` (separate NumPy passes: scale, two subtractions, γ, exp) and a matrix-vector product; the
+LGIKA (Nys) cell of Raj Table 2 at s = 7000, r = 100 took 69 minutes for its features. Three ways, timed in
+round-robin rounds (best of each) on one block as the engine pools it (16 rows x 2000 landmarks x 100
+rotations, float32):
 
-Measured (2026-11-25, one thread, three runs beside one other job): NumPy chain 5.05 / 4.55 / 4.67 ms
-(1.42-1.58 ns per value), fused loop 10.86 / 8.30 / 8.02 ms (2.50-3.39 ns per value), largest difference 7e-8. The
-fused loop is 1.7-2.1× slower:
-the scalar exponential does not vectorise (NumPy's float32 exp is SIMD), so a fused Nyström pooling needs a
-polynomial exponential, as the RF path has a polynomial cosine. Not adopted. Transforms (one thread): Nyström
-9.76 s, RF 1.49 s, i.e. 3.3× the RF path's time per template. Usage::
+* ``numpy chain``: the NumPy passes (the back-end's code with the fused kernels off);
+* ``fused, scalar math.exp``: one numba loop that reads S once and calls ``math.exp`` per value (the first
+  attempt, 2026-11-24: 1.7-2.1x *slower*, the scalar libm exponential does not vectorise: reverted);
+* ``fused, library kernel``: ``orbitkernels.backends._fused.rbf_pool``, the kernel the back-end now runs: its own
+  exponential (Cody-Waite reduction, a degree-13 polynomial, 2^n from the exponent bits) in loops LLVM vectorises.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/probes/perf/rbf_pool_fused.py
+Then the estimator: the transform with the fused kernels on and off, and with K_ZZ^{-1/2} applied per pooled block
+(the engine before, ``orbitkernels.bench._map_per_block``).
+
+In detail: ``OrbitNystroem`` (2000 landmarks, r = 100 low-variance rotations, polar path) on regenerated
+Rotated MNIST (3000 training, 2000 test digits), the transform with the fused kernels on and off, the largest
+feature difference, and the test accuracy of the same learner (RidgeClassifierCV) on both, next to the RF
+features' transform (1000 frequencies, i.e. 1000 templates) for the cost per template.
+
+Measured (2026-11-25, one thread, beside the QM7 reproduction on the other core), ns per value of the block: NumPy
+passes 1.53-1.74, scalar ``math.exp`` 2.51-2.60 (0.6-0.7x), the library kernel 0.66-0.77 (2.2-2.6x), relative
+error against float64 4.7e-7 (the NumPy passes 1.8e-7: both are the float32 exponent's rounding). The estimator:
+the fused kernel 1.04-1.16x the NumPy passes on the transform (2000 landmarks), 0.98x at 7000 (``--large``: 13.4
+against 13.2 ms per image, within the noise: the per-frequency GEMM and the FFTs dominate there), features equal to
+1.2e-6 (scale 0.3), test accuracy 0.931 / 0.932. The profile of that transform found the real cost: Nyström's
+K_ZZ^{-1/2} (s x s) was applied to every cache-sized pooled block, a row or two of S, so each block read the whole
+map: applied once per chunk (one GEMM), the transform is 2.96x faster at 2000 landmarks (24.1 -> 8.1 s) and 5.1x at
+7000 (68.8 -> 13.4 ms per image), and Nyström costs 1.8x the RF path per template instead of 3.3x.
+
+Usage::
+
+    OMP_NUM_THREADS=1 ORBITKERNELS_DATA=<data folder> python benchmarks/probes/perf/rbf_pool_fused.py [--large]
+
+Writes ``results/bench/rbf_pool_fused_probe.json``.
 """
 import math
+import os
 import time
 
 import numba as nb
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from orbitkernels.utils.kernels import rbf_from_dots
+from orbitkernels.backends import _fused, get_backend, use_numba
+from orbitkernels.bench import _best_interleaved, _map_per_block
+from orbitkernels.utils.io import atomic_write_json
+
+OUT = "results/bench/rbf_pool_fused_probe.json"
 
 
 @nb.njit(fastmath=True, nogil=True)
-def fused(S, x_sq, t_sq, gamma, w, out):
+def _scalar_exp_loop(S, x_sq, t_sq, gamma, w, out):
     n, s, r = S.shape
     for i in range(n):
         for j in range(s):
@@ -38,46 +64,120 @@ def fused(S, x_sq, t_sq, gamma, w, out):
             out[i, j] = acc
 
 
-def transforms():
-    from orbitkernels.features import OrbitFourierFeatures, OrbitNystroem
-    from orbitkernels.groups import ImageRotation
-
-    X = np.random.default_rng(0).random((3000, 784)).astype(np.float32)
-    g = ImageRotation((28, 28))
-    common = dict(sampling="qmc", gamma=0.01, n_group_samples=100, random_state=0, max_memory_mb=512)
-    for name, est in (("OrbitNystroem, 2000 landmarks", OrbitNystroem(g, n_components=2000, **common)),
-                      ("OrbitFourierFeatures, 1000 frequencies", OrbitFourierFeatures(g, n_components=1000, **common))):
-        est.fit(X[:2500])
-        t0 = time.perf_counter()
-        est.transform(X)
-        print(f"{name}: transform {time.perf_counter() - t0:.2f} s on the {est.plan_.path} path")
-
-
-def main(n=16, s=2000, r=100, repeats=10):
-    transforms()
+def block(n=16, s=2000, r=100, rounds=7):
     rng = np.random.default_rng(0)
-    S = rng.standard_normal((n, s, r)).astype(np.float32)
+    S = (0.5 * rng.standard_normal((n, s, r))).astype(np.float32)
     x_sq = (np.abs(rng.standard_normal(n)) + 3).astype(np.float32)
     t_sq = (np.abs(rng.standard_normal(s)) + 3).astype(np.float32)
     w = np.full(r, 1 / r, np.float32)
     gamma = np.float32(0.3)
     out = np.empty((n, s), np.float32)
+    bk = get_backend("numpy")
 
     def numpy_chain():
-        return rbf_from_dots(S, x_sq.reshape(-1, 1, 1), t_sq.reshape(1, -1, 1), gamma, np.exp) @ w
+        with use_numba(False):
+            return bk.rbf_pool(S, x_sq, t_sq, gamma, w)
 
-    def fused_loop():
-        fused(S, x_sq, t_sq, gamma, w, out)
-        return out
+    def scalar():
+        _scalar_exp_loop(S, x_sq, t_sq, gamma, w, out)
+        return out.copy()
 
-    for name, f in (("numpy chain", numpy_chain), ("fused numba loop", fused_loop)):
+    fns = {"numpy chain": numpy_chain, "fused, scalar math.exp": scalar,
+           "fused, library kernel": lambda: _fused.rbf_pool(S, x_sq, t_sq, gamma, w)}
+    for f in fns.values():
         f()  # compile / warm
-        t0 = time.perf_counter()
-        for _ in range(repeats):
-            f()
-        dt = (time.perf_counter() - t0) / repeats
-        print(f"{name}: {dt * 1e3:.2f} ms ({dt / S.size * 1e9:.2f} ns per value)")
-    print("largest difference:", float(np.abs(numpy_chain() - fused_loop()).max()))
+    best, outs = _best_interleaved(fns, repeat=rounds)
+    ref = np.exp(float(gamma) * (2 * S.astype(np.float64) - x_sq[:, None, None] - t_sq[None, :, None])) @ w.astype(float)
+    return {"shape": {"rows": n, "landmarks": s, "rotations": r, "dtype": "float32"}, "rounds": rounds,
+            "ns_per_value": {k: round(v / S.size * 1e9, 3) for k, v in best.items()},
+            "speedup_vs_numpy": {k: round(best["numpy chain"] / v, 2) for k, v in best.items()},
+            "max_relative_error_vs_float64": {k: float(np.abs(o / ref - 1).max()) for k, o in outs.items()}}
+
+
+def _runner(nys, X, fused, per_block=False):
+    """``nys.transform(X)`` with the fused kernels on or off, and K_ZZ^{-1/2} per chunk (the engine) or per block."""
+    def run():
+        spec = nys._pool_spec
+        if per_block:
+            nys._pool_spec = lambda: _map_per_block(nys.group_weights_, nys.normalization_.T)
+        try:
+            with use_numba(fused):
+                return nys.transform(X)
+        finally:
+            nys._pool_spec = spec
+    return run
+
+
+def estimator(n_train=3000, n_test=2000, s=2000, r=100, gamma=0.02, rounds=2):
+    from sklearn.linear_model import RidgeClassifierCV
+
+    from orbitkernels.datasets import load_rotated_mnist
+    from orbitkernels.features import OrbitFourierFeatures, OrbitNystroem
+    from orbitkernels.groups import ImageRotation
+
+    rm = load_rotated_mnist(source="regenerated", download=False, n_train=n_train, n_valid=0, n_test=n_test)
+    Xtr, ytr = rm.x_train.astype(np.float32), rm.y_train
+    Xte, yte = rm.x_test.astype(np.float32), rm.y_test
+    common = dict(sampling="qmc", gamma=gamma, n_group_samples=r, random_state=0, dtype="float32")
+    nys = OrbitNystroem(ImageRotation((28, 28)), n_components=s, **common).fit(Xtr)
+    rf = OrbitFourierFeatures(ImageRotation((28, 28)), n_components=s // 2, **common).fit(Xtr)
+    X = np.vstack([Xtr, Xte])
+
+    best, outs = _best_interleaved({"OrbitNystroem, fused": _runner(nys, X, True),
+                                    "OrbitNystroem, NumPy passes": _runner(nys, X, False),
+                                    "OrbitNystroem, fused, map per block (before)": _runner(nys, X, True, True),
+                                    "OrbitFourierFeatures (RF), fused": lambda: rf.transform(X)}, repeat=rounds)
+    acc = {}
+    for k in ("OrbitNystroem, fused", "OrbitNystroem, NumPy passes"):
+        F = outs[k]
+        clf = RidgeClassifierCV(alphas=np.logspace(-4, 1, 6), cv=3).fit(F[:n_train], ytr)
+        acc[k] = float(clf.score(F[n_train:], yte))
+    a, b = outs["OrbitNystroem, fused"], outs["OrbitNystroem, NumPy passes"]
+    return {"config": {"data": "Rotated MNIST, regenerated", "n_train": n_train, "n_test": n_test,
+                       "landmarks": s, "rf_frequencies": s // 2, "rotations": r, "sampling": "qmc", "gamma": gamma,
+                       "path": nys.plan_.path, "learner": "RidgeClassifierCV, alpha by 3-fold CV"},
+            "transform_s": {k: round(v, 2) for k, v in best.items()},
+            "speedup_fused_vs_numpy": round(best["OrbitNystroem, NumPy passes"] / best["OrbitNystroem, fused"], 2),
+            "speedup_map_per_chunk_vs_per_block": round(best["OrbitNystroem, fused, map per block (before)"]
+                                                        / best["OrbitNystroem, fused"], 2),
+            "max_abs_difference_per_block_vs_per_chunk": float(np.abs(
+                outs["OrbitNystroem, fused, map per block (before)"] - outs["OrbitNystroem, fused"]).max()),
+            "nystroem_vs_rf_time_per_template": round(best["OrbitNystroem, fused"] / best["OrbitFourierFeatures (RF), fused"]
+                                                      * (s // 2) / s, 2),
+            "max_abs_feature_difference": float(np.abs(a - b).max()),
+            "feature_scale": float(np.abs(b).max()),
+            "test_accuracy": acc}
+
+
+def large(n_fit=7000, n_rows=512, s=7000, r=100, gamma=0.02, rounds=2):
+    """The LGIKA (Nys) cell's shape (7000 landmarks, r = 100): fused kernels on and off, map per chunk and per block."""
+    from orbitkernels.datasets import load_rotated_mnist
+    from orbitkernels.features import OrbitNystroem
+    from orbitkernels.groups import ImageRotation
+
+    rm = load_rotated_mnist(source="regenerated", download=False, n_train=n_fit, n_valid=0, n_test=n_rows)
+    nys = OrbitNystroem(ImageRotation((28, 28)), n_components=s, sampling="qmc", gamma=gamma, n_group_samples=r,
+                        random_state=0, dtype="float32").fit(rm.x_train.astype(np.float32))
+    X = rm.x_test.astype(np.float32)
+
+    best, outs = _best_interleaved({"fused": _runner(nys, X, True), "NumPy passes": _runner(nys, X, False),
+                                    "fused, map per block (before)": _runner(nys, X, True, True)}, repeat=rounds)
+    return {"config": {"landmarks": s, "rotations": r, "rows": n_rows, "path": nys.plan_.path},
+            "ms_per_image": {k: round(v / n_rows * 1e3, 2) for k, v in best.items()},
+            "max_abs_difference_fused_vs_numpy": float(np.abs(outs["fused"] - outs["NumPy passes"]).max())}
+
+
+def main():
+    import sys
+
+    with threadpool_limits(1):
+        res = {"block": block(), "estimator": estimator(), "threads": 1,
+               "load_avg_1min": round(os.getloadavg()[0], 2), "script": "benchmarks/probes/perf/rbf_pool_fused.py",
+               "measured": time.strftime("%Y-%m-%d")}
+        if "--large" in sys.argv[1:]:
+            res["large"] = large()
+    atomic_write_json(OUT, res)
+    print(res)
 
 
 if __name__ == "__main__":

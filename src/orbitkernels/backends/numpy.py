@@ -1,7 +1,7 @@
 """NumPy/SciPy back-end: BLAS GEMM, pocketfft (threaded through ``scipy.fft``), NumPy ufuncs.
 
-The two poolings (:meth:`NumpyBackend.trig_pool`, :meth:`NumpyBackend.cdf_pool`) run the
-fused numba kernels of :mod:`._fused` when numba is installed and not switched off
+The poolings (:meth:`NumpyBackend.trig_pool`, :meth:`NumpyBackend.rbf_pool`, :meth:`NumpyBackend.cdf_pool`)
+run the fused numba kernels of :mod:`._fused` when numba is installed and not switched off
 (``ORBITKERNELS_NUMBA=0`` or :func:`orbitkernels.backends.use_numba`), else the NumPy
 code below, which is their reference.
 """
@@ -13,7 +13,7 @@ import numpy as np
 import scipy.fft
 
 from . import _fused
-from ._common import trig_pool_passes
+from ._common import rbf_pool_passes, trig_pool_passes
 
 __all__ = ["NumpyBackend"]
 
@@ -117,6 +117,15 @@ class NumpyBackend:
         if _fused.numba_active() and S.dtype in (np.float32, np.float64):
             return _fused.trig_pool(S, weights, offset, layout)
         return trig_pool_passes(self, S, weights, offset, layout)
+
+    def rbf_pool(self, S, x_sq, t_sq, gamma, weights):
+        """Raj et al. 2017, Eq. 8: ``Σ_k w_k exp(γ(2 S_k - |x|² - |t|²))`` from dot products S (rows, m, r), the
+        squared norms x_sq (rows,) and t_sq (m,): (rows, m) in S's precision. The fused kernel (one pass,
+        its own exponential: :func:`orbitkernels.backends._fused.rbf_pool`) when numba is there, else
+        ``rbf_from_dots`` and a matrix-vector product."""
+        if _fused.numba_active() and S.dtype in (np.float32, np.float64):
+            return _fused.rbf_pool(S, x_sq, t_sq, gamma, weights)
+        return rbf_pool_passes(self, S, np.asarray(x_sq, S.dtype), np.asarray(t_sq, S.dtype), gamma, weights)
 
     def cdf_pool(self, S, weights, n_bins, value_range, scale=1.0, out=None):
         """Weighted CDF over the last axis at the thresholds ``value_range·k/n``, k = -n..n.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import trig_pool_passes
+from ._common import rbf_pool_passes, trig_pool_passes
 
 __all__ = ["TorchBackend"]
 
@@ -126,6 +126,11 @@ class TorchBackend:
         """Raj et al. 2017, Eq. 7 (see the NumPy back-end): phase and cosine in place in ``S``, then one
         matrix-vector product per output; ``(cos, sin)`` sums without an offset."""
         return trig_pool_passes(self, S, weights, offset, layout)
+
+    def rbf_pool(self, S, x_sq, t_sq, gamma, weights):
+        """Raj et al. 2017, Eq. 8 (see the NumPy back-end): Gaussian values from the dot products, then one
+        matrix-vector product."""
+        return rbf_pool_passes(self, S, x_sq, t_sq, gamma, weights)
 
     def cdf_pool(self, S, weights, n_bins, value_range, scale=1.0):
         """Weighted CDF over the last axis at thresholds ``value_range·k/n``, times ``scale`` (see the NumPy

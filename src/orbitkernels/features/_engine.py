@@ -94,6 +94,23 @@ class EnginePool:
         """
         out[...] = bk.to_numpy(self(S, bk, layout))
 
+    def stages(self, dtype):
+        """``(pooling, post)``: a pooling that ends with a linear map ``post`` returns itself without it and
+        the map as a NumPy matrix in ``dtype``, so that the engine pools cache-sized blocks and applies
+        ``post`` once per chunk (one GEMM instead of one small product per block, each reading all of
+        ``post``); ``(self, None)`` otherwise."""
+        return self, None
+
+    def pool_dots_into(self, D, x_sq, t_sq, gamma, bk, out):
+        """Pool the Gaussian kernel values of the dot products ``D`` (rows, m, r) ("nsr") into ``out``.
+
+        The FFT paths compute dot products and make k(g x, t) from them and the norms (Raj et al.
+        2017, §2.2.2); this default does that, then :meth:`pool_into`. A pooling that can fuse the
+        exponential into its pooling overrides it (:class:`LinearPool`).
+        """
+        K = rbf_from_dots(D, x_sq.reshape(-1, 1, 1), t_sq.reshape(1, -1, 1), gamma, bk.exp)
+        self.pool_into(K, bk, "nsr", out)
+
 
 class CDFPool(EnginePool):
     """GICDF pooling (Mroueh Eq. 3): ``scale · Σ_k w_k 1{S_k <= range·b/n}``, b = -n..n, on the back-end.
@@ -181,10 +198,29 @@ class LinearPool(EnginePool):
     def __init__(self, weights, post=None):
         self.weights = np.asarray(weights, dtype=float)
         self.post = None if post is None else np.asarray(post, dtype=float)
+        self._cast = (None, None)  # (dtype name, post in it)
+
+    def stages(self, dtype):
+        if self.post is None:
+            return self, None
+        # the map in the compute precision, cast once per pooling object (a transform maps its rows in
+        # several calls: 196 MB to cast each time for 7000 landmarks in float32)
+        key = np.dtype(dtype).name
+        if self._cast[0] != key:
+            self._cast = (key, self.post.astype(dtype, copy=False))
+        return LinearPool(self.weights), self._cast[1]
 
     def __call__(self, S, bk, layout="nsr"):
         pooled = wsum(bk, S, bk.asarray(self.weights, S.dtype), layout)
-        return pooled if self.post is None else bk.matmul(pooled, bk.asarray(self.post, S.dtype))
+        return self._post(pooled, bk)
+
+    def _post(self, pooled, bk):
+        return pooled if self.post is None else bk.matmul(pooled, bk.asarray(self.post, pooled.dtype))
+
+    def pool_dots_into(self, D, x_sq, t_sq, gamma, bk, out):
+        # the orbit mean of exp(γ(2<g x, t> - |x|² - |t|²)) in one pass over D where the back-end fuses it
+        # (NumPy with numba: the pooling 2.2-2.6x the five NumPy passes, benchmarks/probes/perf/rbf_pool_fused.py)
+        out[...] = bk.to_numpy(self._post(bk.rbf_pool(D, x_sq, t_sq, gamma, self.weights), bk))
 
 
 def _polar_whitener(P, rel_floor=1e-6):
@@ -388,12 +424,16 @@ class ProjectionPlan:
         # a unitary action keeps norms, so rbf is a function of the dot products and the norms
         return self.similarity in ("dot", "linear", "rbf")
 
+    def _rbf_gamma(self, d):
+        """The Gaussian's γ: the kernel parameter, else sklearn's 1/d default."""
+        gamma = self._kernel_params.get("gamma")
+        return 1.0 / d if gamma is None else float(gamma)
+
     def _from_dots(self, S, x_sq, t_sq, d):
         """Kernel values from dot products (rbf: exp(-γ(|x|² + |t|² - 2<x, t>)), sklearn's γ = 1/d default)."""
         if self.similarity != "rbf":
             return S
-        gamma = self._kernel_params.get("gamma")
-        gamma = 1.0 / d if gamma is None else float(gamma)
+        gamma = self._rbf_gamma(d)
         return rbf_from_dots(S, x_sq.reshape(-1, 1, 1), t_sq.reshape(1, -1, 1), gamma, self.backend.exp)  # S: (n, s, r)
 
     def _transformed_templates(self, dtype):
@@ -486,7 +526,17 @@ class ProjectionPlan:
         elif out.shape != (n, n_out):
             raise ValueError(f"out must have shape {(n, n_out)}; got {out.shape}")
         engine_pool = isinstance(pool, EnginePool)
-        extra, reserve = self.pool_bytes(pool, n_out, max(cdt.itemsize, X.dtype.itemsize))
+        post = None
+        if engine_pool and bk.prefers_cache_blocks:
+            # a final linear map (Nyström's K_ZZ^{-1/2}, s x s) once per chunk, not once per cache-sized block:
+            # per block it read all of the map for a row or two: the transform 3x slower at 2000 landmarks, 5x at
+            # 7000 (benchmarks/probes/perf/rbf_pool_fused.py)
+            pool, post = pool.stages(cdt)
+        n_pooled = n_out if post is None else post.shape[0]
+        extra, reserve = self.pool_bytes(pool, n_pooled, max(cdt.itemsize, X.dtype.itemsize))
+        if post is not None:
+            extra += n_pooled * cdt.itemsize  # the chunk's pooled rows before the map
+            reserve += post.nbytes if post.dtype != np.float64 else 0  # the map cast to the compute precision
         rows = self.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra, reserve=reserve)
         starts = range(0, n, rows)
         if progress is not None:
@@ -496,20 +546,30 @@ class ProjectionPlan:
         # (measured 6x faster GICDF pooling at 16 rows than at 256, docs/performance.md).
         per_row_S = self.n_templates * self.n_elements * cdt.itemsize
         sub = max(1, int(self.strategy.pool_block_bytes // per_row_S)) if bk.prefers_cache_blocks else rows
+        pooled = None if post is None else np.empty((min(rows, n), n_pooled), cdt)
         for a in starts:
             S, layout = self._similarities(X[a : a + rows], cdt)
             m = min(rows, n - a)
+            target = out[a : a + m] if post is None else pooled[:m]
             for b in range(0, m, sub):
-                if layout == "spectral":  # inverse FFT of this block only: it stays in cache for the pooling
+                dest = target[b : min(b + sub, m)]
+                if layout == "spectral" and engine_pool:  # inverse FFT of this block only: in cache for the pooling
+                    S.pool_into(pool, b, b + sub, dest)
+                    continue
+                if layout == "spectral":
                     Sb, lay = S.block(b, b + sub)
                 else:
                     Sb, lay = (S[b : b + sub], layout) if layout == "nsr" else (S[:, b : b + sub], layout)
-                dest = out[a + b : a + min(b + sub, m)]
                 if engine_pool:
                     pool.pool_into(Sb, bk, lay, dest)
                 else:
                     Sb = bk.to_numpy(Sb)
                     dest[...] = pool(np.ascontiguousarray(Sb.transpose(1, 2, 0) if lay == "rns" else Sb))
+            if post is not None:
+                if out.dtype == cdt:
+                    np.matmul(target, post, out=out[a : a + m])
+                else:
+                    out[a : a + m] = target @ post
         return out
 
 
@@ -608,14 +668,26 @@ class _Spectral:
     def __init__(self, plan, path, corr, C, x_sq, t_sq, d):
         self.plan, self.path, self.corr, self.C, self.x_sq, self.t_sq, self.d = plan, path, corr, C, x_sq, t_sq, d
 
-    def block(self, b0, b1):
-        plan, bk = self.plan, self.plan.backend
+    def dots(self, b0, b1):
+        """The dot products <g_k x_i, t_j> of rows b0..b1, (rows, s, r)."""
         S = self.corr.inverse(self.C[:, b0:b1])  # (rows, s, r_all)
         if self.path.gather is not None:
-            S = bk.take(S, self.path.gather, 2)
+            S = self.plan.backend.take(S, self.path.gather, 2)
+        return S
+
+    def block(self, b0, b1):
+        S = self.dots(b0, b1)
         if self.x_sq is not None:
-            S = plan._from_dots(S, self.x_sq[b0:b1], self.t_sq, self.d)
+            S = self.plan._from_dots(S, self.x_sq[b0:b1], self.t_sq, self.d)
         return S, "nsr"
+
+    def pool_into(self, pool, b0, b1, out):
+        """Pool rows b0..b1 into ``out``: Gaussian similarities go to the pooling as dot products."""
+        if self.x_sq is None:
+            S, layout = self.block(b0, b1)
+            return pool.pool_into(S, self.plan.backend, layout, out)
+        pool.pool_dots_into(self.dots(b0, b1), self.x_sq[b0:b1], self.t_sq, self.plan._rbf_gamma(self.d),
+                            self.plan.backend, out)
 
 
 class CyclicFFTPath(_Path):
