@@ -17,7 +17,7 @@ rotations_nystroem     LGIKA-Nys with rotations (d=784, 2000 landmarks, r=64):
                        naive (augment, rbf_kernel, average, K_ZZ^-1/2) vs the
                        default estimator vs template GEMM, fused kernels on and
                        off, the map per chunk vs per block: features/s, ratios,
-                       kernel agreement
+                       fraction of the Gaussian-pooling bound, kernel agreement
 polar_accuracy         Rotated MNIST (regenerated, subset): test accuracy of the
                        polar path vs the direct paths (same learner)
 gemm_peak              template-path GFLOP/s vs a plain float32 numpy matmul of
@@ -253,6 +253,31 @@ def bench_rotations_rf(quick=False):
 
 
 # --------------------------------------------------------------------------- 1c
+def _rbf_bound(s, r, dtype=np.float32, n=16):
+    """(callable, images per call): Nyström's orbit nonlinearity alone, the Gaussian orbit mean over s·r ready dot
+    products per image (Raj Eq. 8), then the s x s map K_ZZ^{-1/2} of the n rows: the bound of any path that must
+    evaluate the Gaussian at s·r similarities per image and map the result, without any projection or FFT. The
+    back-end's ``rbf_pool`` (numba when active) on 2 MiB blocks, as the engine pools them."""
+    from .backends import get_backend
+
+    bk = get_backend("numpy")
+    rng = np.random.default_rng(0)
+    S0 = (0.5 * rng.standard_normal((n, s, r))).astype(dtype)
+    x_sq = (np.abs(rng.standard_normal(n)) + 3).astype(dtype)
+    t_sq = (np.abs(rng.standard_normal(s)) + 3).astype(dtype)
+    w = np.full(r, 1.0 / r)
+    post = rng.standard_normal((s, s)).astype(dtype)
+    pooled = np.empty((n, s), dtype)
+    blk = max(1, (2 * 2**20) // (s * r * np.dtype(dtype).itemsize))
+
+    def run():
+        for a in range(0, n, blk):
+            pooled[a : a + blk] = bk.rbf_pool(S0[a : a + blk], x_sq[a : a + blk], t_sq, 0.3, w)
+        return pooled @ post
+
+    return run, n
+
+
 def _map_per_block(weights, post):
     """Nyström's pooling as the engine ran it before 2026-11-25: K_ZZ^{-1/2} applied to every pooled block."""
     from .features._engine import LinearPool
@@ -269,8 +294,9 @@ def bench_rotations_nystroem(quick=False):
     the polar path, the Gaussian orbit mean fused (numba) and K_ZZ^{-1/2} applied once per chunk. The naive path
     rotates each image by the default's 64 angles (bilinear ``ImageRotation.act``), takes scikit-learn's
     ``rbf_kernel`` against the same landmarks, averages over the angles and applies the same K_ZZ^{-1/2}. Beside
-    them, in the same rounds: the fused kernels off (NumPy passes), and the map applied per pooled block (the engine
-    before 2026-11-25). ``kernel_rel_error_vs_naive``: the Gram matrices' relative difference. The polar path's
+    them, in the same rounds: the fused kernels off (NumPy passes), the map applied per pooled block (the engine
+    before 2026-11-25), and the bound (:func:`_rbf_bound`: the Gaussian orbit mean over s·r ready dot products and
+    the map, no projection or FFT). ``kernel_rel_error_vs_naive``: the Gram matrices' relative difference. The polar path's
     Gaussian is that of the polar quadrature samples (``OrbitNystroem``'s docstring: ~10 % off in value at this γ)
     while K_ZZ^{-1/2} is the Cartesian base kernel's (Raj Eq. 8), and the ill-conditioned map amplifies the
     difference (0.2-0.35 here); accuracy is not affected (``benchmarks/probes/perf/nystroem_polar_metric.py``:
@@ -316,11 +342,13 @@ def bench_rotations_nystroem(quick=False):
     if numba_available():
         fns["default (fused kernels off)"] = _numba_off(fns["default"])
     n_imgs = {k: (n_naive if k == "naive" else n_fast) for k in fns}
+    fns["bound"], n_imgs["bound"] = _rbf_bound(s, r)
     for k, fn in fns.items():  # the per-precision caches and the JIT, outside the timing
         if k != "naive":
             fn()
     times, outs = _best_interleaved(fns, repeat=_REPEAT)
-    rate = {k: n_imgs[k] / t for k, t in times.items()}
+    rate = {k: n_imgs[k] / t for k, t in times.items() if k != "bound"}
+    bound = n_imgs["bound"] / times["bound"]
     F_naive, k = outs["naive"], n_naive
     res = {
         "config": {"d": 784, "s": s, "r": r, "gamma": gamma, "n_naive": n_naive, "n_fast": n_fast, "n_fit": n_fit,
@@ -336,6 +364,8 @@ def bench_rotations_nystroem(quick=False):
         "features_per_s": rate,
         "speedup_vs_naive": {k_: v / rate["naive"] for k_, v in rate.items() if k_ != "naive"},
         "speedup_map_per_chunk_vs_per_block": times["default, map per block (before)"] / times["default"],
+        "rbf_bound_images_per_s": bound,
+        "fraction_of_rbf_bound": {k_: v / bound for k_, v in rate.items() if k_ != "naive"},
         "kernel_rel_error_vs_naive": {
             "default (polar grid, same landmarks and angles)": _gram_error(outs["default"][:k], F_naive),
             "template_gemm (sampled angles)": _gram_error(outs["template_gemm"][:k], F_naive),
@@ -987,6 +1017,9 @@ def summarize(name, res):
                     f"{res['config']['fused_kernels']}) {sp['default']:.1f}x the naive path, template GEMM "
                     f"{sp['template_gemm']:.1f}x; {fps['default']:.0f} vs {fps['naive']:.0f} images/s; K_ZZ^-1/2 once "
                     f"per chunk {res['speedup_map_per_chunk_vs_per_block']:.1f}x once per pooled block")
+            if "fraction_of_rbf_bound" in res:
+                line += (f"; {_pct(res['fraction_of_rbf_bound']['default'])} of the Gaussian-pooling bound "
+                         f"({res['rbf_bound_images_per_s']:.0f} images/s)")
             if "speedup_fused_vs_off" in res:
                 line += f"; fused Gaussian orbit mean {res['speedup_fused_vs_off']:.2f}x the NumPy passes"
             return line

@@ -368,7 +368,7 @@ def rbf_pool(S, x_sq, t_sq, gamma, weights, out=None):
     float32 and 1e-15 in float64 wherever exp(a) is a normal number; an exponent below log of the smallest
     normal number (-87.3 / -708.4) gives 0 (NumPy: a subnormal number or 0), one above 88 / 709 gives inf
     (a Gaussian's exponent is <= 0 up to rounding). The pooled values' error is that of the float32
-    exponent γ(2 S - |x|² - |t|²) itself, as in the NumPy passes (tested against float64 ones).
+    exponent ``γ(2 S - |x|² - |t|²)`` itself, as in the NumPy passes (tested against float64 ones).
     """
     S = np.asarray(S)
     _check_float(S)

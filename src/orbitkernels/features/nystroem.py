@@ -62,8 +62,8 @@ class OrbitNystroem(OrbitFeaturesBase):
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
         On the polar path (rotations of images, the default for ``ImageRotation``) the Gaussian is that
-        of the resampled images, exp(-γ |P g x - P z|²) with P the polar grid's quadrature samples
-        (bilinear: |P x|² ≈ 0.92 |x|² on digits), not exp(-γ |g x - z|²) to the value; Rotated MNIST
+        of the resampled images, exp(-γ ‖P g x - P z‖²) with P the polar grid's quadrature samples
+        (bilinear: ‖P x‖² ≈ 0.92 ‖x‖² on digits), not exp(-γ ‖g x - z‖²) to the value; Rotated MNIST
         accuracy is the same as with the Cartesian Gaussian (``benchmarks/probes/perf/nystroem_polar_metric.py``:
         0.9255 against 0.927 on the template path); ``fast_path="gemm"`` gives the Cartesian one.
         ``dtype=None`` computes in the input's precision, except where K_ZZ is so ill-conditioned
