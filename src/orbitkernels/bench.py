@@ -865,7 +865,7 @@ VARIANTS = {
                     "weighted mean in one pass over each block, instead of rbf_from_dots' five NumPy passes and a "
                     "matrix-vector product", "status": "kept",
          "evidence": "speedup_fused_vs_off here; benchmarks/probes/perf/rbf_pool_fused.py: the pooling alone 2.2-2.6x "
-                     "the NumPy passes, the transform 1.04-1.16x at 2000 landmarks and 0.98x at 7000 (where the "
+                     "the NumPy passes, the transform 1.04-1.42x at 2000 landmarks (probe and benchmark runs) and 0.98x at 7000 (where the "
                      "per-frequency GEMM and the FFTs dominate: no gain beyond the machine's noise there), test "
                      "accuracy the same to one digit in 2000"},
         {"variant": "the same fused loop with a scalar math.exp per value", "status": "reverted",
