@@ -240,6 +240,12 @@ def test_rows_at_the_papers_protocol_carry_their_own_r_and_sampling_into_the_fea
     assert heads["LGIKA (RF) accuracy % 2nd layer (D=14000, r=100 qmc)"] == 95.5
     assert not any(name.startswith("LGIKA (RF) accuracy % (D=14000)") for name in heads)
     assert heads[f"{raj2017.LABELS['lgika_rf_r100']} accuracy % (D=14000) vs paper LGIKA (RF)"] == 96.0
+    # the Nyström row at the paper's sampling too, against the paper's LGIKA (Nys)
+    nys = raj2017.as_method("lgika_nys_r100")
+    assert (nys.feature_map, nys.r, nys.group_sampling, nys.reproduces) == ("nys", 100, "iid", None)
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads(rows + [row("lgika_nys_r100", 7000, 96.2)],
+                                                                 raj2017.PAPER_MNIST)}
+    assert heads[f"{raj2017.LABELS['lgika_nys_r100']} accuracy % (D=7000) vs paper LGIKA (Nys)"] == 96.2
     # without the protocol row the headline is the method's own largest D, as before
     heads = {h["name"] for h in raj2017._image_heads(rows[:2], raj2017.PAPER_MNIST)}
     assert "LGIKA (RF) accuracy % (D=14000)" in heads
