@@ -278,13 +278,18 @@ def _rbf_bound(s, r, dtype=np.float32, n=16):
     return run, n
 
 
-def _map_per_block(weights, post):
-    """Nyström's pooling as the engine ran it before 2026-11-25: K_ZZ^{-1/2} applied to every pooled block."""
+def _transform_map_per_block(nys, X):
+    """``nys.transform(X)`` as the engine ran Nyström before 2026-11-25: K_ZZ^{-1/2} applied to every pooled block."""
     from .features._engine import LinearPool
 
-    pool = LinearPool(weights, post)
+    pool = LinearPool(nys.group_weights_, nys.normalization_.T)
     pool.stages = lambda dtype: (pool, None)  # no final map for the engine to take out: it stays in every block
-    return pool
+    spec = nys._pool_spec
+    nys._pool_spec = lambda: pool
+    try:
+        return nys.transform(X)
+    finally:
+        nys._pool_spec = spec
 
 
 def bench_rotations_nystroem(quick=False):
@@ -329,16 +334,9 @@ def bench_rotations_nystroem(quick=False):
             out[a : a + 8] = np.tensordot(w, K, axes=1) @ post
         return out
 
-    def per_block():
-        spec = default._pool_spec
-        default._pool_spec = lambda: _map_per_block(w, post)
-        try:
-            return default.transform(X)
-        finally:
-            default._pool_spec = spec
-
     fns = {"naive": lambda: naive(X[:n_naive]), "default": lambda: default.transform(X),
-           "template_gemm": lambda: tmpl.transform(X), "default, map per block (before)": per_block}
+           "template_gemm": lambda: tmpl.transform(X),
+           "default, map per block (before)": lambda: _transform_map_per_block(default, X)}
     if numba_available():
         fns["default (fused kernels off)"] = _numba_off(fns["default"])
     n_imgs = {k: (n_naive if k == "naive" else n_fast) for k in fns}

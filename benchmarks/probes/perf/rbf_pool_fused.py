@@ -14,7 +14,7 @@ rotations, float32):
   exponential (Cody-Waite reduction, a degree-13 polynomial, 2^n from the exponent bits) in loops LLVM vectorises.
 
 Then the estimator: the transform with the fused kernels on and off, and with K_ZZ^{-1/2} applied per pooled block
-(the engine before, ``orbitkernels.bench._map_per_block``).
+(the engine before, ``orbitkernels.bench._transform_map_per_block``).
 
 In detail: ``OrbitNystroem`` (2000 landmarks, r = 100 low-variance rotations, polar path) on regenerated
 Rotated MNIST (3000 training, 2000 test digits), the transform with the fused kernels on and off, the largest
@@ -46,7 +46,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.backends import _fused, get_backend, use_numba
-from orbitkernels.bench import _best_interleaved, _map_per_block
+from orbitkernels.bench import _best_interleaved, _transform_map_per_block
 from orbitkernels.utils.io import atomic_write_json
 
 OUT = "results/bench/rbf_pool_fused_probe.json"
@@ -97,14 +97,8 @@ def block(n=16, s=2000, r=100, rounds=7):
 def _runner(nys, X, fused, per_block=False):
     """``nys.transform(X)`` with the fused kernels on or off, and K_ZZ^{-1/2} per chunk (the engine) or per block."""
     def run():
-        spec = nys._pool_spec
-        if per_block:
-            nys._pool_spec = lambda: _map_per_block(nys.group_weights_, nys.normalization_.T)
-        try:
-            with use_numba(fused):
-                return nys.transform(X)
-        finally:
-            nys._pool_spec = spec
+        with use_numba(fused):
+            return _transform_map_per_block(nys, X) if per_block else nys.transform(X)
     return run
 
 

@@ -1,6 +1,8 @@
 """Poolings written once against the back-end interface (the NumPy fallback and the torch path)."""
 from __future__ import annotations
 
+from ..utils.kernels import rbf_from_dots
+
 __all__ = ["wsum", "trig_pool_passes", "rbf_pool_passes"]
 
 
@@ -28,7 +30,5 @@ def trig_pool_passes(bk, S, weights, offset, layout):
 def rbf_pool_passes(bk, S, x_sq, t_sq, gamma, weights):
     """Raj et al. 2017, Eq. 8's orbit mean of Gaussian kernel values from dot products S (rows, m, r) as array
     passes: :func:`~orbitkernels.utils.kernels.rbf_from_dots`, then one matrix-vector product."""
-    from ..utils.kernels import rbf_from_dots
-
     V = rbf_from_dots(S, x_sq.reshape(-1, 1, 1), t_sq.reshape(1, -1, 1), gamma, bk.exp)
     return wsum(bk, V, bk.asarray(weights, S.dtype), "nsr")

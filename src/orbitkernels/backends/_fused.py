@@ -278,20 +278,6 @@ if _nb is not None:
                     acc += w[k] * (pbuf[k] * scale[k])
                 out[i, j] = acc
 
-    @_jit
-    def _fast_exp_kernel(x, ce, ibits, pbuf, nbuf, out):
-        scale = nbuf.view(x.dtype)
-        lo, hi = ce[4], ce[5]
-        for i in range(x.size):
-            b = min(max(x[i], lo), hi)
-            n = np.floor(b * ce[0] + ce[1])
-            p = _exp_reduced(b, n, ce)
-            p = p if x[i] >= lo else x.dtype.type(0.0)
-            pbuf[i] = p if x[i] <= hi else x.dtype.type(np.inf)
-            nbuf[i] = (ibits.dtype.type(n) + ibits[0]) << ibits[1]
-        for i in range(x.size):
-            out[i] = pbuf[i] * scale[i]
-
 
 _EXP_CONSTANTS = {}
 
@@ -343,14 +329,14 @@ def fast_cos(x):
 
 
 def fast_exp(x):
-    """The fused RBF pooling's exponential, elementwise (for measuring its accuracy; see :func:`rbf_pool`)."""
+    """The fused RBF pooling's exponential, elementwise (for measuring its accuracy; see :func:`rbf_pool`).
+
+    Run by the pooling kernel itself, each value as its own one-element orbit with zero norms and γ = 1/2,
+    so that the exponent is 2·γ·x - 0 = x exactly and the weighted sum is the value."""
     x = np.asarray(x)
     _check_float(x)
     flat = np.ascontiguousarray(x).ravel()
-    ce, ib = _exp_constants(flat.dtype)
-    out = np.empty_like(flat)
-    _fast_exp_kernel(flat, ce, ib, np.empty_like(flat), np.empty(flat.size, ib.dtype), out)
-    return out.reshape(x.shape)
+    return rbf_pool(flat.reshape(-1, 1, 1), np.zeros(flat.size), np.zeros(1), 0.5, np.ones(1)).reshape(x.shape)
 
 
 def rbf_pool(S, x_sq, t_sq, gamma, weights, out=None):

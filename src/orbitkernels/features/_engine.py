@@ -101,15 +101,9 @@ class EnginePool:
         ``post``); ``(self, None)`` otherwise."""
         return self, None
 
-    def pool_dots_into(self, D, x_sq, t_sq, gamma, bk, out):
-        """Pool the Gaussian kernel values of the dot products ``D`` (rows, m, r) ("nsr") into ``out``.
-
-        The FFT paths compute dot products and make k(g x, t) from them and the norms (Raj et al.
-        2017, §2.2.2); this default does that, then :meth:`pool_into`. A pooling that can fuse the
-        exponential into its pooling overrides it (:class:`LinearPool`).
-        """
-        K = rbf_from_dots(D, x_sq.reshape(-1, 1, 1), t_sq.reshape(1, -1, 1), gamma, bk.exp)
-        self.pool_into(K, bk, "nsr", out)
+    #: whether the pooling takes Gaussian similarities as dot products and norms (``pool_dots_into``): the FFT
+    #: paths compute k(g x, t) from them (Raj et al. 2017, §2.2.2), and such a pooling fuses the exponential
+    fuses_gaussian = False
 
 
 class CDFPool(EnginePool):
@@ -195,6 +189,8 @@ class TrigPool(EnginePool):
 class LinearPool(EnginePool):
     """LGIKA-Nys pooling (Raj Eq. 8): ``(Σ_k w_k S_k) @ post``."""
 
+    fuses_gaussian = True
+
     def __init__(self, weights, post=None):
         self.weights = np.asarray(weights, dtype=float)
         self.post = None if post is None else np.asarray(post, dtype=float)
@@ -218,6 +214,7 @@ class LinearPool(EnginePool):
         return pooled if self.post is None else bk.matmul(pooled, bk.asarray(self.post, pooled.dtype))
 
     def pool_dots_into(self, D, x_sq, t_sq, gamma, bk, out):
+        """Pool the Gaussian values of the dot products ``D`` (rows, m, r) and the norms into ``out``."""
         # the orbit mean of exp(γ(2<g x, t> - |x|² - |t|²)) in one pass over D where the back-end fuses it
         # (NumPy with numba: the pooling 2.2-2.6x the five NumPy passes, benchmarks/probes/perf/rbf_pool_fused.py)
         out[...] = bk.to_numpy(self._post(bk.rbf_pool(D, x_sq, t_sq, gamma, self.weights), bk))
@@ -682,8 +679,8 @@ class _Spectral:
         return S, "nsr"
 
     def pool_into(self, pool, b0, b1, out):
-        """Pool rows b0..b1 into ``out``: Gaussian similarities go to the pooling as dot products."""
-        if self.x_sq is None:
+        """Pool rows b0..b1 into ``out``: Gaussian similarities go as dot products to a pooling that fuses them."""
+        if self.x_sq is None or not pool.fuses_gaussian:
             S, layout = self.block(b0, b1)
             return pool.pool_into(S, self.plan.backend, layout, out)
         pool.pool_dots_into(self.dots(b0, b1), self.x_sq[b0:b1], self.t_sq, self.plan._rbf_gamma(self.d),
