@@ -849,6 +849,14 @@ VARIANTS = {
          "evidence": "benchmarks/probes/perf/template_spectrum_layout.py (results/bench/"
                      "template_spectrum_layout_probe.json): default estimator 514 -> 415 us per image, s = 7000 / "
                      "100 angles 3641 -> 2729, same rounds"},
+        {"variant": "the per-frequency products by a numba kernel writing the spectrum straight into the (rows, s, nf) "
+                    "layout of the inverse FFTs (no transposition)", "status": "reverted",
+         "evidence": "benchmarks/probes/perf/spectral_layouts.py (results/bench/spectral_layouts_probe.json): 600 "
+                     "against 560 us per row at s = 2000 / 64 angles, 4844 against 4122 at s = 7000 / 100 angles"},
+        {"variant": "the per-frequency products as real GEMMs and the inverse real DFT as a GEMM per block of rows "
+                    "(no transposition, no c2r), pooled in the 'rns' layout", "status": "reverted",
+         "evidence": "benchmarks/probes/perf/spectral_layouts.py: 809 against 560 us per row at s = 2000, 5691 "
+                     "against 4122 at s = 7000 (the DFT is 5x the FFT's flops)"},
         {"variant": "polar resampling as a numba sparse gather", "status": "not tried",
          "evidence": "profile of the default estimator: the SciPy CSR product is under 1% of transform time"},
     ],
