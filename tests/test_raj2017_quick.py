@@ -111,6 +111,14 @@ def test_rotated_mnist_quick(tmp_path, monkeypatch):
     assert res["data"]["source"] == "regenerated"
     for r in res["data"]["rows"]:
         assert 10.0 < r["accuracy"] <= 100.0  # better than chance on 10 classes
+    # the 2nd layer at the paper's width on its rows, in the rows and the headline
+    wide = raj2017.CONFIGS["rotated_mnist"]["quick"]["layer2_paper"]
+    for key in wide["rows"]:
+        method, dim = key.split("|")
+        cell = res["cells"][f"wide|{key}"]
+        assert cell["n_freq"] == wide["n_freq"] and cell["layer2_factor"] in wide["factors"]
+        row = [r for r in res["data"]["rows"] if (r["method"], r["dim"]) == (method, int(dim))][0]
+        assert row["accuracy_2layer_paper"] == cell["accuracy"]
 
 
 def _fake_cifar(n_train=100, n_test=50, seed=0):
@@ -379,3 +387,134 @@ def test_hyperkernel_rows_reach_the_headline_beside_the_2nd_rf_layer(tmp_path, m
         head = [h for h in res["headline"] if "exact Gaussian hyperkernel" in h["name"]
                 and h["name"].startswith(raj2017.LABELS[method])]
         assert len(head) == 1 and head[0]["paper"] == raj2017.PAPER_QM7[method][1]
+    # the 2nd RF layer at the paper's width, on the same first layers, takes the 2nd-layer headline
+    wide = cfg["layer2_paper"]
+    for row in wide["rows"]:
+        method, dim = row.split("|")
+        r = [r for r in res["data"]["rows"] if (r["method"], r["dim"]) == (method, int(dim))][0]
+        folds = [res["cells"][f"wide|{row}|{k}"] for k in range(cfg["n_folds"])]
+        assert r["rmse_2layer_paper"] == pytest.approx(np.mean([c["rmse"] for c in folds]))
+        assert all(c["layer2_factor"] in wide["factors"] and c["n_freq"] == wide["n_freq"] for c in folds)
+        assert [c["gamma_factor"] for c in folds] == [res["cells"][f"{row}|{k}"]["gamma_factor"]
+                                                      for k in range(cfg["n_folds"])]
+        head = [h for h in res["headline"] if h["name"].startswith(f"{raj2017.LABELS[method]} RMSE 2nd layer (")
+                and "the paper's width" in h["name"]]
+        assert len(head) == 1 and head[0]["ours"] == r["rmse_2layer_paper"]
+
+
+def test_wide_second_layer_is_the_random_fourier_layer_without_its_features():
+    """Raj §4 "2nd layer RF" at the paper's width (WideLayer2): its Gram matrices are those of the explicit
+    cos / sin features of the same frequencies for every γ₂, the dual ridge on the centred Gram matrix is the
+    primal ridge with an intercept on those features, and its block-wise predictions are the primal ones."""
+    from orbitkernels.experiments._raj_eval import WideLayer2
+    from orbitkernels.models.ridge import RidgePath as Solver
+
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((90, 12)).astype(np.float32)
+    Y = rng.standard_normal((90, 3))
+    wide = WideLayer2(F, 37, seed=1, block=8)  # a last block narrower than the others
+    rows = np.arange(90)
+    K = wide.grams(rows, [0.05, 0.2])
+    for g in (0.05, 0.2):
+        P = (F.astype(np.float64) @ wide.Z.astype(np.float64)) * np.sqrt(2 * g)
+        Phi = np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(37)
+        np.testing.assert_allclose(K[g], Phi @ Phi.T, atol=2e-6)
+        # the Monte Carlo estimate of the Gaussian hyperkernel (Raj Remark 3)
+        d2 = ((F[:, None, :].astype(np.float64) - F[None, :, :]) ** 2).sum(-1)
+        assert np.abs(K[g] - np.exp(-g * d2)).mean() < 0.2
+        tr, new = np.arange(60), np.arange(60, 90)
+        Ktc, Knc = WideLayer2.centre(K[g], tr, new)
+        dual = Solver([0.3]).fit_gram(Ktc, Y[tr])
+        primal = Solver([0.3]).fit(Phi[tr], Y[tr])
+        np.testing.assert_allclose(dual.predict_gram(Knc, 0), primal.predict(Phi[new], 0), atol=1e-5)
+        pred = wide.predict(tr, g, dual.dual_coef(0), dual.y_mean_, new, step=7)
+        np.testing.assert_allclose(pred, primal.predict(Phi[new], 0), atol=1e-5)
+
+
+def test_the_papers_width_second_layer_takes_the_headline_and_has_its_own_scope(monkeypatch):
+    row = {"method": "orig_rf", "dim": 14000, "accuracy": 87.0, "accuracy_2layer": 83.0}
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads([row], raj2017.PAPER_MNIST)}
+    assert heads["Original (RF) accuracy % 2nd layer (D=14000)"] == 83.0
+    wide = {**row, "accuracy_2layer_paper": 89.0, "layer2_paper_freq": 17000}
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads([wide], raj2017.PAPER_MNIST)}
+    assert heads["Original (RF) accuracy % 2nd layer (D=14000; 2nd layer 17k frequencies, the paper's width)"] == 89.0
+    assert not any(name == "Original (RF) accuracy % 2nd layer (D=14000)" for name in heads)
+    cfg = {"configuration": "reduced", **raj2017.CONFIGS["rotated_mnist"]["reduced"], "seed": 0, "lambdas": [1.0]}
+    scope = raj2017._image_cell_scope
+    without = {k: v for k, v in cfg.items() if k != "layer2_paper"}
+    assert scope(without, "orig_rf|14000") == scope(cfg, "orig_rf|14000")  # first layers untouched
+    assert scope(cfg, "wide|orig_rf|14000")["layer1"] == scope(cfg, "orig_rf|14000")
+    narrower = {**cfg, "layer2_paper": {**cfg["layer2_paper"], "n_freq": 8000}}
+    assert scope(narrower, "wide|orig_rf|14000") != scope(cfg, "wide|orig_rf|14000")
+
+
+def test_cells_can_be_postponed_by_pattern(monkeypatch):
+    """$ORBITKERNELS_RAJ2017_CELLS picks which outstanding cells run now; the others wait, resumable."""
+    from types import SimpleNamespace
+
+    run = SimpleNamespace(has=lambda key: key == "orig_rf|14000", wall_time=lambda: 10.0)
+    monkeypatch.delenv("ORBITKERNELS_RAJ2017_CELLS", raising=False)
+    assert not raj2017._postponed(run, "wide|orig_rf|14000", None)
+    assert raj2017._postponed(run, "wide|orig_rf|14000", 5.0)  # past the budget
+    monkeypatch.setenv("ORBITKERNELS_RAJ2017_CELLS", "wide|orig_*, hyper|*")
+    assert not raj2017._postponed(run, "wide|orig_rf|14000", None)
+    assert raj2017._postponed(run, "lgika_nys_r100|7000", None)
+    assert not raj2017._postponed(run, "orig_rf|14000", 5.0)  # a finished cell is always taken from the file
+
+
+def test_image_wide_cell_is_ridge_on_the_explicit_wide_layer_with_the_validation_choice():
+    """The paper-width 2nd layer cell: factor and λ on validation, refit on train + validation, test accuracy,
+    the same numbers as RidgePath on the explicit cos / sin features of the same frequencies."""
+    from orbitkernels.experiments._raj_eval import WideLayer2, layer2_scale, one_hot
+    from orbitkernels.models.ridge import RidgePath as Solver
+
+    rng = np.random.RandomState(3)
+    y = rng.randint(0, 3, 90)
+    F = (rng.standard_normal((90, 6)) + 1.5 * np.eye(6)[y]).astype(np.float32)
+    train, valid, test = np.arange(50), np.arange(50, 65), np.arange(65, 90)
+    res = raj2017._image_wide_cell(F, y, train, valid, test, 3, 30, [0.25, 1.0], seed=0)
+    assert res["layer2_factor"] in (0.25, 1.0) and res["n_features"] == 60
+    assert max(res["valid_acc"][str(res["layer2_factor"])]) == max(max(v) for v in res["valid_acc"].values())
+    wide = WideLayer2(F, 30, 0)
+    Phi = wide._phi(F @ wide.Z, res["layer2_factor"] / layer2_scale(F, train, 0)).astype(np.float64)
+    lambdas = np.array(raj2017._LAMBDAS)
+    acc = (Solver(lambdas * 50).fit(Phi[train], one_hot(y[train], 3)).predict(Phi[valid]).argmax(2)
+           == y[valid]).mean(1)
+    np.testing.assert_allclose(acc, res["valid_acc"][str(res["layer2_factor"])])
+    fit = np.concatenate([train, valid])
+    pred = Solver([res["lambda"] * len(fit)]).fit(Phi[fit], one_hot(y[fit], 3)).predict(Phi[test], 0)
+    assert res["accuracy"] == pytest.approx(100.0 * np.mean(pred.argmax(1) == y[test]))
+    assert res["accuracy"] > 60.0
+
+
+def test_qm7_wide_cell_is_loo_ridge_on_the_explicit_wide_layer():
+    """QM7's paper-width 2nd layer cell: the exact leave-one-out RMSE of every (γ₂, λ) and the test RMSE are those
+    of the first-layer cells' ridge (LooRidge: intercept, penalty λ n) on the explicit cos / sin features."""
+    from types import SimpleNamespace
+
+    from orbitkernels.experiments._raj_eval import LooRidge, WideLayer2, layer2_scale
+
+    rng = np.random.RandomState(4)
+    F = rng.standard_normal((110, 5)).astype(np.float32)
+    T = np.sin(F[:, 0]) * 30 + F[:, 1] ** 2 * 10 + rng.normal(0, 1, 110)
+    train, test = np.arange(90), np.arange(90, 110)
+    # 120 features on 90 training rows: both solvers are dual there, as the reproduction's (20,000 on ~5,700)
+    cfg = {**raj2017.CONFIGS["qm7"]["quick"], "layer2_paper": {"rows": [], "n_freq": 60, "factors": [0.25, 1.0]}}
+    data = SimpleNamespace(cfg=cfg, seed=0, T=T, split=lambda k: (train, test),
+                           features=lambda method, dim, gamma_factor, train: F)
+    res = raj2017._qm7_wide_cell(data, "orig_rf", 40, 0, 0.5)
+    lambdas = raj2017._qm7_lambdas(cfg)
+    wide = WideLayer2(F, 60, 0)
+    for f in (0.25, 1.0):
+        Phi = wide._phi(F @ wide.Z, f / layer2_scale(F, train, 0)).astype(np.float64)
+        m = LooRidge(lambdas).fit(Phi[train], T[train])
+        # equal to rounding where λ n is well above the smallest eigenvalues (~1e-8 here); below, where the
+        # ridge interpolates, leave-one-out errors move with the rounding of the matrices (the features' own
+        # solver reaches 1e5 there on one γ₂, the centred Gram matrix's stays at the level of the others)
+        ok = lambdas >= 1e-9
+        np.testing.assert_allclose(np.array(res["loo_rmse"][str(f)])[ok], m.loo_rmse_[ok], rtol=1e-6)
+        assert np.all(np.array(res["loo_rmse"][str(f)])[~ok] < 3 * np.min(res["loo_rmse"][str(f)]))
+        if f == res["layer2_factor"]:
+            err = m.predict(Phi[test]) - T[test]
+            assert res["rmse"] == pytest.approx(np.sqrt(np.mean(err ** 2)), rel=1e-6)
+            assert res["lambda"] == pytest.approx(lambdas[m.best_])

@@ -160,3 +160,29 @@ def test_fit_of_float32_rows_holds_one_float64_copy():
         tracemalloc.stop()
     assert path.dual_
     assert copy_bytes <= peak < 1.5 * copy_bytes
+
+
+def test_a_centred_gram_matrix_gives_the_features_leave_one_out_at_small_penalties():
+    """fit_gram(..., centred=True): the constant vector is the centred Gram matrix's null direction exactly, so
+    the leave-one-out residuals are the centred features' down to α near the centred matrix's own rounding.
+    Left at its rounding (here 3e-11: features far from the origin), that direction counted the intercept twice
+    once α reached it: a leave-one-out RMSE of 3e7 instead of 0.29."""
+    rng = np.random.RandomState(4)
+    X = rng.standard_normal((90, 120))
+    X[:, 60:] *= 1e-4  # small eigenvalues: 1 - H_ii is small at small α
+    X += 5.0
+    y = X[:, 0] * 3 + rng.normal(0, 0.1, 90)
+    K = X @ X.T
+    col = K.mean(0)
+    Kc = K - col[None, :] - col[:, None] + col.mean()
+    alphas = [1e-10, 1e-8, 1e-6, 1.0]
+    rmse = lambda p, i: np.sqrt(np.mean(p.loo_residuals(i) ** 2))  # noqa: E731
+    feats = RidgePath(alphas).fit(X, y)
+    gram = RidgePath(alphas).fit_gram(Kc, y, centred=True)
+    plain = RidgePath(alphas).fit_gram(Kc, y)
+    assert rmse(gram, 0) == pytest.approx(rmse(feats, 0), rel=0.02)
+    assert rmse(plain, 0) > 100 * rmse(feats, 0)
+    for i in (1, 2, 3):
+        assert rmse(gram, i) == pytest.approx(rmse(feats, i), rel=1e-3)
+    # the predictions do not depend on that direction
+    np.testing.assert_allclose(gram.predict_gram(Kc[:5]), plain.predict_gram(Kc[:5]), rtol=1e-6, atol=1e-6)

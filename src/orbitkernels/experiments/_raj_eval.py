@@ -16,7 +16,7 @@ from ..models.ridge import RidgePath as RidgePathSolver
 from ._common import RidgePath, kfold_indices
 
 __all__ = ["median_sq_dist", "inner_cv_select", "regression_scores", "second_layer", "one_hot",
-           "holdout_select", "sq_dists", "layer2_scale"]
+           "holdout_select", "sq_dists", "layer2_scale", "WideLayer2"]
 
 
 def median_sq_dist(X, n=1000, seed=0):
@@ -95,6 +95,83 @@ def second_layer(F, train, n_components, factor, seed):
     gamma = factor / layer2_scale(F, train, seed)
     rbf = RBFSampler(gamma=gamma, n_components=n_components, random_state=seed)
     return rbf.fit(F[train]).transform(F).astype(np.float32)
+
+
+class WideLayer2:
+    """The "2nd layer RF" of Raj §4 at the paper's width, with every γ₂ of a grid, without its feature matrix.
+
+    φ(x) = [cos(ωᵀψ(x)), sin(ωᵀψ(x))] / √m for m Gaussian frequencies ω = √(2γ₂) z, z ~ N(0, I): the first
+    layer's convention (the paper's "templates" are frequencies, each with a cos and a sin), so the paper's 17k
+    templates are 34,000 features. φ(x)ᵀφ(x') = (1/m) Σ_j cos(ω_jᵀ(ψ(x) − ψ(x'))), a Monte Carlo estimate of the
+    Gaussian hyperkernel exp(−γ₂ ||ψ(x) − ψ(x')||²). At that width the features of Rotated MNIST's 62k rows (8.4
+    GB in float32) do not fit beside the first layer, so the layer is used through Gram matrices of the fitting
+    rows (dual ridge) and, for new rows, through the primal weights W = Φcᵀ c, both accumulated over blocks of
+    ``block`` frequencies; the projections z ᵀψ of a block serve every γ₂ of the grid (one GEMM, then a
+    scale per γ₂).
+
+    Parameters: ``F`` (n, d) first-layer features; ``n_freq`` m; ``seed`` of z (drawn once, float32).
+    """
+
+    def __init__(self, F, n_freq, seed, block=1024):
+        self.F, self.m, self.block = F, int(n_freq), int(block)
+        self.Z = np.random.default_rng(seed).standard_normal((F.shape[1], self.m), dtype=np.float32)
+
+    def _blocks(self, rows):
+        """Projections zᵀψ of ``rows`` (len(rows), b) for each block of frequencies (float32)."""
+        Fr = np.asarray(self.F[rows], dtype=np.float32)
+        for a in range(0, self.m, self.block):
+            yield a, Fr @ self.Z[:, a:a + self.block]
+
+    def _phi(self, P0, gamma):
+        """The features [cos, sin] / √m of a block (float32, the first layer's precision) at γ₂."""
+        P = P0 * np.float32(np.sqrt(2.0 * gamma))
+        return np.concatenate([np.cos(P), np.sin(P)], axis=1) * np.float32(1.0 / np.sqrt(self.m))
+
+    def grams(self, rows, gammas):
+        """{γ₂: K (len(rows), len(rows)) float64}: φ(x_i)ᵀφ(x_j) over ``rows``, every γ₂ from one projection pass."""
+        K = {g: np.zeros((len(rows), len(rows))) for g in gammas}
+        for _, P0 in self._blocks(rows):
+            for g in gammas:
+                # float64 products (BLAS syrk): a float32 Gram matrix carries rounding noise ~1e-7 of its norm,
+                # above the smallest penalties of the λ grid, where the dual ridge would fit that noise
+                Phi = self._phi(P0, g).astype(np.float64)
+                K[g] += Phi @ Phi.T
+        return K
+
+    @staticmethod
+    def centre(K, train, new=None):
+        """K centred in feature space on the mean feature of the ``train`` columns of ``K`` (rows: ``train``
+        then ``new``, all indices into K's rows); returns (K_train_train, K_new_train)."""
+        Kt = K[np.ix_(train, train)]
+        col = Kt.mean(0)
+        mu = col.mean()
+        Ktc = Kt - col[None, :] - col[:, None] + mu
+        if new is None:
+            return Ktc, None
+        Kn = K[np.ix_(new, train)]
+        return Ktc, Kn - Kn.mean(1)[:, None] - col[None, :] + mu
+
+    def predict(self, fit_rows, gamma, dual_coef, y_mean, rows, step=4096):
+        """Predictions Φc W + ȳ at ``rows`` of the ridge whose dual coefficients (on the centred Gram matrix of
+        ``fit_rows``) are ``dual_coef`` (n_fit, k): W = Φcᵀ c, accumulated over the frequency blocks."""
+        c = np.asarray(dual_coef, dtype=np.float64)
+        W, mean = [], []
+        for _, P0 in self._blocks(fit_rows):
+            Phi = self._phi(P0, gamma).astype(np.float64)
+            mean.append(Phi.mean(0))
+            W.append(Phi.T @ c - mean[-1][:, None] * c.sum(0)[None, :])
+        W, mean = np.concatenate(W), np.concatenate(mean)
+        rows = np.asarray(rows)
+        out = np.empty((len(rows), c.shape[1]))
+        for a in range(0, len(rows), step):
+            acc = np.zeros((min(step, len(rows) - a), c.shape[1]))
+            o = 0
+            for _, P0 in self._blocks(rows[a:a + step]):
+                Phi = self._phi(P0, gamma)
+                acc += Phi.astype(np.float64) @ W[o:o + Phi.shape[1]]
+                o += Phi.shape[1]
+            out[a:a + step] = acc
+        return out - mean @ W + y_mean
 
 
 def one_hot(y, n_classes):

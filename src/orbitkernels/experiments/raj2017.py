@@ -13,6 +13,7 @@ a large machine). ``quick=True`` is a tiny configuration for the tests.
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import time
@@ -30,8 +31,8 @@ from ..models.ridge import RidgePath as _RidgePathSolver
 from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
 from ._common import PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices, seed_from
-from ._raj_eval import (holdout_select, inner_cv_select, layer2_scale, loo_select, median_sq_dist, one_hot, sq_dists,
-                        regression_scores, second_layer)
+from ._raj_eval import (WideLayer2, holdout_select, inner_cv_select, layer2_scale, loo_select, median_sq_dist,
+                        one_hot, sq_dists, regression_scores, second_layer)
 from ._runner import ExperimentRun, headline
 from .report import fill_notes, paper_folder, render_paper_page, write_page
 
@@ -161,6 +162,7 @@ CONFIGS = {
                       gamma_factors=[1 / 16], lap_factors=[1.0], layer2_factors=[1.0], layer2_dim=60,
                       gicdf_templates=4, gicdf_bins=5, krr_gamma_factors=[1 / 16], krr_inner_k=2, rand_coulomb_r=3,
                       layer2_exact={"rows": ["lgika_rf|80", "orig_nys|40"], "factors": [1 / 16, 1 / 4]},
+                      layer2_paper={"rows": ["lgika_rf|80", "orig_nys|40"], "n_freq": 30, "factors": [1 / 16, 1 / 4]},
                       methods=["orig_rf", "orig_nys", "sort_rf", "gicdf", "lgika_rf", "lgika_nys",
                                "lgika_nys_lap", "orig_krr", "sort_krr", "sort_krr_lap", "rand_coulomb"]),
         # D = number of features: RF uses D/2 frequencies (cos and sin), Nyström D landmarks.
@@ -196,6 +198,11 @@ CONFIGS = {
                         layer2_exact={"rows": ["orig_rf|20000", "lgika_rf|20000", "orig_nys|5700", "sort_rf|20000",
                                                "lgika_nys|2000", "sort_nys|5700"],
                                       "factors": [1 / 64, 1 / 16, 1 / 4]},
+                        # the 2nd RF layer at the paper's width (10k templates, as every RF map of §4.1: 10k
+                        # frequencies with a cos and a sin) on the same rows, γ₂ over the hyperkernel's grid
+                        layer2_paper={"rows": ["orig_rf|20000", "orig_nys|5700", "lgika_rf|20000", "sort_rf|20000",
+                                               "sort_nys|5700", "lgika_nys|2000"],
+                                      "n_freq": 10000, "factors": [1 / 64, 1 / 16, 1 / 4]},
                         # Rand-Coulomb: r = 20 sortings a side ((N r)² kernel values: ~14 min of a core per γ;
                         # r = 70, the LGIKA rows', would cost 12x that), γ over the factors LGIKA (RF) chose at
                         # D = 20000
@@ -223,6 +230,7 @@ CONFIGS = {
                       angles=["uniform", "vonmises_pi_0.2"], gamma_factors=[1.0], layer2_dim=80,
                       layer2_factors=[1.0], gicdf_templates=4, gicdf_bins=5, polar_angles=16,
                       layer2_exact={"rows": ["lgika_rf|60", "orig_nys|60"], "factors": [1 / 4, 1.0]},
+                      layer2_paper={"rows": ["lgika_rf|60", "orig_nys|60"], "n_freq": 40, "factors": [1 / 4, 1.0]},
                       methods=["orig_rf", "orig_nys", "gicdf", "lgika_rf", "lgika_nys", "lgika_rf_polar"]),
         # ~75 min of one core for the first rows: D = 2000 for the paper's rows (r = 16 sampled rotations),
         # LGIKA-RF also at the paper's s = 7k templates (D = 14000), with r = 16 and with the paper's r = 100
@@ -251,6 +259,12 @@ CONFIGS = {
                         layer2_exact={"rows": ["lgika_rf_r100_qmc|14000", "orig_rf|14000", "lgika_nys_r100_qmc|7000",
                                                "orig_nys|7000"],
                                       "factors": [1 / 16, 1 / 4, 1.0]},
+                        # the 2nd RF layer at the paper's width (§4.2: 17k templates, i.e. 17k frequencies with a
+                        # cos and a sin, the first layer's convention) on the rows at the paper's size, γ₂ factor
+                        # (the hyperkernel's grid) and λ on validation; each cell recomputes its row's first layer
+                        layer2_paper={"rows": ["orig_rf|14000", "orig_nys|7000", "lgika_rf_r100_qmc|14000",
+                                               "lgika_nys_r100_qmc|7000"],
+                                      "n_freq": 17000, "factors": [1 / 16, 1 / 4, 1.0]},
                         methods=["lgika_rf_polar", "lgika_rf", "orig_rf", "lgika_nys", "orig_nys", "gicdf", "gicdf_r100",
                                  "lgika_rf_r100", "lgika_rf_r100_qmc", "lgika_nys_r100_qmc", "lgika_nys_r100"]),
         "full": dict(n_train=None, n_valid=None, n_test=None, r=100, feature_dims=[14000], select_dim=2000,
@@ -307,6 +321,18 @@ def _time_budget(cfg):
     of the configuration, so a resumed run keeps its cells): cells not started within the budget are skipped."""
     env = os.environ.get("ORBITKERNELS_RAJ2017_TIME_BUDGET_S")
     return float(env) if env else cfg.get("time_budget_s")
+
+
+def _postponed(run, key, budget):
+    """Whether cell ``key`` waits for a later invocation (it stays resumable): not computed yet, and either past the
+    time budget or not among ``$ORBITKERNELS_RAJ2017_CELLS`` (comma-separated shell patterns of cell keys, e.g.
+    ``wide|*``: which of the outstanding cells to compute now; unset: all)."""
+    if run.has(key):
+        return False
+    if budget and run.wall_time() > budget:
+        return True
+    only = [p.strip() for p in os.environ.get("ORBITKERNELS_RAJ2017_CELLS", "").split(",") if p.strip()]
+    return bool(only) and not any(fnmatch.fnmatchcase(key, p) for p in only)
 
 
 def _mean(values):
@@ -514,6 +540,42 @@ def _qm7_hyper_cell(data, method, dim, k, gamma_factor):
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
+def _qm7_wide_cell(data, method, dim, k, gamma_factor):
+    """The 2nd RF layer at the paper's width on one row's first layer, on outer fold ``k`` (Raj §4.1: 10k
+    templates for every RF feature map, here 10k frequencies with a cos and a sin, the first layer's convention).
+
+    :class:`~._raj_eval.WideLayer2` on ψ (the row's first layer at the γ its cell chose on this fold): γ₂ = factor /
+    median squared distance of ψ's training rows, factor over ``layer2_paper["factors"]`` and λ by exact
+    leave-one-out on the training folds (ridge with an intercept, penalty λ n, as the first-layer cells), from the
+    Gram matrices of every molecule (dual ridge: 20,000 features against ~5,700 training molecules).
+    """
+    cfg, wide_cfg = data.cfg, data.cfg["layer2_paper"]
+    t0 = time.perf_counter()
+    train, test = data.split(k)
+    F = data.features(method, dim, gamma_factor, train)
+    scale = layer2_scale(F, train, data.seed)
+    wide = WideLayer2(F, wide_cfg["n_freq"], data.seed)
+    gammas = {f: f / scale for f in wide_cfg["factors"]}
+    rows = np.concatenate([train, test])
+    K = wide.grams(rows, list(gammas.values()))
+    tr, te = np.arange(len(train)), np.arange(len(train), len(rows))
+    lambdas = _qm7_lambdas(cfg)
+    n = len(train)
+    table, best, pred = {}, None, None
+    for f, g in gammas.items():
+        Ktc, Ktec = WideLayer2.centre(K.pop(g), tr, te)
+        p = _RidgePathSolver(lambdas * n).fit_gram(Ktc, data.T[train], centred=True)
+        table[f] = np.array([np.sqrt(np.mean(p.loo_residuals(i) ** 2)) for i in range(len(lambdas))])
+        if best is None or table[f].min() < table[best].min():
+            best = f
+            pred = p.predict_gram(Ktec, int(np.argmin(table[f])))[:, 0]
+        del Ktc, Ktec, p
+    lam = float(lambdas[int(np.argmin(table[best]))])
+    return {"layer2_factor": best, "lambda": lam, "n_freq": int(wide_cfg["n_freq"]),
+            "loo_rmse": {str(f): v.tolist() for f, v in table.items()}, **regression_scores(pred, data.T[test]),
+            "gamma_factor": gamma_factor, "seconds": round(time.perf_counter() - t0, 2)}
+
+
 def _qm7_krr_cell(data, name, k):
     """Exact kernel ridge (the GP posterior mean of Montavon et al. 2012) with inner-CV γ and λ."""
     from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
@@ -573,7 +635,7 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     budget = _time_budget(cfg)
     for method, dim, k in progress(plan, desc="qm7 cells"):
         key = run.key(method, dim, k)
-        if budget and not run.has(key) and run.wall_time() > budget:
+        if _postponed(run, key, budget):
             skipped.append(key)  # a later run with the same configuration resumes and computes it
             continue
         if method in beyond_methods:
@@ -599,15 +661,22 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
             layer2 = METHODS[method].feature_map != "gicdf"
             cells[key] = run.cell(key, lambda: _qm7_feature_cell(data, method, dim, k, chosen, chosen_l2,
                                                                  layer2=layer2))
-    hyper = {}  # the exact Gaussian hyperkernel on a row's first layer, after every first layer is done
-    for method, dim, k in qm7_hyper_plan(cfg):
-        base, key = cells.get(run.key(method, dim, k)), run.key("hyper", method, dim, k)
-        if base is None or (budget and not run.has(key) and run.wall_time() > budget):
-            skipped.append(key)
-            continue
-        hyper[run.key(method, dim, k)] = run.cell(
-            key, lambda: _qm7_hyper_cell(data, method, dim, k, base["gamma_factor"]))
-    rows = _qm7_rows(cells, cfg, hyper)
+    def on_first_layers(part, prefix, second):
+        """Cells ``prefix|method|D|fold`` for the rows of ``cfg[part]``, after every first layer: ``second(method,
+        D, fold, γ factor of the row's cell)``."""
+        out = {}
+        for method, dim, k in qm7_hyper_plan(cfg, part):
+            base, key = cells.get(run.key(method, dim, k)), run.key(prefix, method, dim, k)
+            if base is None or _postponed(run, key, budget):
+                skipped.append(key)
+                continue
+            out[run.key(method, dim, k)] = run.cell(key, lambda: second(method, dim, k, base["gamma_factor"]))
+        return out
+
+    # the exact Gaussian hyperkernel on a row's first layer, then the 2nd RF layer at the paper's width
+    hyper = on_first_layers("layer2_exact", "hyper", lambda *a: _qm7_hyper_cell(data, *a))
+    wide = on_first_layers("layer2_paper", "wide", lambda *a: _qm7_wide_cell(data, *a))
+    rows = _qm7_rows(cells, cfg, hyper, wide)
     heads = _qm7_headlines(rows, cfg, beyond)
     notes = _qm7_notes(cname, cfg, data.folds_source, skipped)
     # one-fold probes (D, r, γ, λ selection) made before choosing this configuration, if recorded
@@ -623,10 +692,10 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     return result
 
 
-def qm7_hyper_plan(cfg):
+def qm7_hyper_plan(cfg, part="layer2_exact"):
     """The exact-hyperkernel cells ``[(method, D, fold), ...]``: each row of ``layer2_exact["rows"]`` ("method|D")
-    on every fold."""
-    rows = (cfg.get("layer2_exact") or {}).get("rows", [])
+    on every fold (``part="layer2_paper"``: the cells of the 2nd RF layer at the paper's width)."""
+    rows = (cfg.get(part) or {}).get("rows", [])
     return [(m, int(d), k) for m, d in (r.split("|") for r in rows) for k in range(cfg["n_folds"])]
 
 
@@ -660,6 +729,9 @@ def _qm7_cell_scope(config, key):
     if key.startswith("hyper|"):  # the row's first-layer cell (its γ) and the hyperkernel's grid
         return {"layer1": _qm7_cell_scope(config, key[len("hyper|"):]),
                 "factors": config["layer2_exact"]["factors"]}
+    if key.startswith("wide|"):  # the row's first-layer cell and the wide 2nd layer's width and grid
+        return {"layer1": _qm7_cell_scope(config, key[len("wide|"):]),
+                "n_freq": config["layer2_paper"]["n_freq"], "factors": config["layer2_paper"]["factors"]}
     method, dim, _ = key.split("|")
     m = as_method(method)
     scope = {k: config.get(k) for k in _QM7_SHARED}
@@ -698,7 +770,12 @@ def _qm7_headlines(rows, cfg, beyond):
             if r["method"] == method and (r["dim"] in (None, tops.get(method, top)) or method == "gicdf"):
                 d = "exact" if r["dim"] is None else f"D={r['dim']}"
                 heads.append(headline(f"{LABELS[method]} RMSE ({d})", r["rmse"], paper[0], "lower"))
-                if paper[1] is not None and r.get("rmse_2layer") is not None:
+                if paper[1] is not None and r.get("rmse_2layer_paper") is not None:
+                    # the paper's protocol for the 2nd layer: its width (10k templates, as every RF map of Table 1)
+                    heads.append(headline(f"{LABELS[method]} RMSE 2nd layer ({d}; 2nd layer "
+                                          f"{r['layer2_paper_freq'] / 1000:g}k frequencies, the paper's width)",
+                                          r["rmse_2layer_paper"], paper[1], "lower"))
+                elif paper[1] is not None and r.get("rmse_2layer") is not None:
                     heads.append(headline(f"{LABELS[method]} RMSE 2nd layer ({d})", r["rmse_2layer"],
                                           paper[1], "lower"))
                 if paper[1] is not None and r.get("rmse_hyper") is not None:
@@ -733,6 +810,12 @@ def _qm7_notes(cname, cfg, folds_source, skipped):
              + "chosen at the largest common D of the same fold. "
              + (f"Nyström rows select their own γ over {cfg.get('nys_gamma_factors')}. " if cfg.get("nys_own_gamma")
                 else "Nyström rows reuse the γ that inner CV chose for the RF row of the same kernel and fold. ")
+             + ("2nd RF layer: random-phase cosines (RBFSampler)"
+                + (f", at most {cfg['layer2_max_dim']}" if cfg.get("layer2_max_dim") else "") + "; on "
+                f"the rows {cfg['layer2_paper']['rows']} also at the paper's width, "
+                f"{cfg['layer2_paper']['n_freq']} frequencies with a cos and a sin (γ₂ factor over "
+                f"{cfg['layer2_paper']['factors']} and λ by leave-one-out on the training folds; the headline's "
+                "2nd layer where every fold has one). " if cfg.get("layer2_paper") else "")
              + "Exact GP/KRR rows: kernel ridge with the training mean as constant mean. "
              + (f"Rand-Coulomb (Montavon et al. 2012; Raj et al. quote its 11.40): exact kernel ridge with the "
                 f"Gaussian kernel averaged over r = {cfg['rand_coulomb_r']} Montavon sortings of each molecule (the "
@@ -740,8 +823,8 @@ def _qm7_notes(cname, cfg, folds_source, skipped):
                 "smaller r (its cost grows as r²). " if "rand_coulomb" in cfg["methods"] else "")
              + "Permutations: Montavon et al. 2012 random sorting (noise σ=1 on the sorted row norms), r samples. "
              "GICDF pools over the same Montavon permutations applied to the data (see _gicdf_data_side). "
-             f"Cells not computed within the time budget ({len(skipped)}): {skipped} — run the same command again "
-             "to resume and complete them.")
+             f"Cells postponed by the time budget or ORBITKERNELS_RAJ2017_CELLS ({len(skipped)}): {skipped} — run the "
+             "same command again to resume and complete them.")
 
 
 #: the gap analysis of the QM7 page: prose in Markdown, numbers filled in from the results (:func:`qm7_gap_values`)
@@ -872,6 +955,17 @@ def qm7_gap_values(data, cfg):
             "by_row": [{"label": LABELS[row["method"]], "dim": row["dim"], "rmse": row["rmse"],
                         "rf": row["rmse_2layer"], "hyper": row["rmse_hyper"], "paper": row["paper_rmse_2layer"]}
                        for row in hy]}
+    wd = sorted((row for row in full.values() if row.get("rmse_2layer_paper") is not None),
+                key=lambda row: list(PAPER_QM7).index(row["method"]) if row["method"] in PAPER_QM7 else 99)
+    if wd:
+        v["layer2_paper"] = {
+            "rows": len(wd), "n_freq": wd[0]["layer2_paper_freq"],
+            "better": sum(row["rmse_2layer_paper"] < row["rmse"] for row in wd),
+            "meets": sum(row["paper_rmse_2layer"] is not None and row["rmse_2layer_paper"] <= row["paper_rmse_2layer"]
+                         for row in wd),
+            "by_row_wide": [{"label": LABELS[row["method"]], "dim": row["dim"], "rmse": row["rmse"],
+                             "rf": row["rmse_2layer"], "wide": row["rmse_2layer_paper"],
+                             "paper": row["paper_rmse_2layer"]} for row in wd]}
     return v
 
 
@@ -881,16 +975,20 @@ def qm7_gap_notes(data, cfg):
     return fill_notes(template, qm7_gap_values(data, cfg))
 
 
-def _qm7_rows(cells, cfg, hyper=None):
+def _qm7_rows(cells, cfg, hyper=None, wide=None):
     """One row per (method, D): means over the folds of its cells; ``hyper`` (cells keyed like ``cells``) adds the
-    exact Gaussian hyperkernel on the row's first layer (``rmse_hyper``, ``mae_hyper``) where every fold has one."""
-    groups, hyp = {}, {}
+    exact Gaussian hyperkernel on the row's first layer (``rmse_hyper``, ``mae_hyper``) where every fold has one,
+    ``wide`` the 2nd RF layer at the paper's width (``rmse_2layer_paper``, ``mae_2layer_paper``)."""
+    groups, hyp, wid = {}, {}, {}
     for key, v in cells.items():
         method, dim, _ = key.split("|")
         groups.setdefault((method, None if dim == "None" else int(dim)), []).append(v)
     for key, v in (hyper or {}).items():
         method, dim, _ = key.split("|")
         hyp.setdefault((method, int(dim)), []).append(v)
+    for key, v in (wide or {}).items():
+        method, dim, _ = key.split("|")
+        wid.setdefault((method, int(dim)), []).append(v)
     rows = []
     for (method, dim), vals in groups.items():
         row = {"method": method, "label": LABELS.get(method, method), "dim": dim, "n_folds": len(vals),
@@ -905,6 +1003,12 @@ def _qm7_rows(cells, cfg, hyper=None):
             row.update({"rmse_hyper": _mean([v["rmse"] for v in h]), "mae_hyper": _mean([v["mae"] for v in h]),
                         "rmse_hyper_folds": [v["rmse"] for v in h],
                         "layer2_factors_hyper": [v["layer2_factor"] for v in h]})
+        w = wid.get((method, dim), [])
+        if w and len(w) == cfg["n_folds"]:
+            row.update({"rmse_2layer_paper": _mean([v["rmse"] for v in w]),
+                        "mae_2layer_paper": _mean([v["mae"] for v in w]),
+                        "rmse_2layer_paper_folds": [v["rmse"] for v in w], "layer2_paper_freq": w[0]["n_freq"],
+                        "layer2_factors_paper": [v["layer2_factor"] for v in w]})
         rows.append(row)
     return rows
 
@@ -1129,6 +1233,59 @@ def _image_hyper_cell(F, y, train, valid, test, n_classes, factors, seed):
             "valid_acc": {str(f): v.tolist() for f, v in table.items()}}
 
 
+def _centred_dual_solve(Kc, Yc, alpha, overwrite=False):
+    """c = (Kc + α I)⁻¹ Yc: the dual ridge coefficients of one α, by Cholesky (n³/3 flops: a few seconds at
+    n = 12k, where the eigendecomposition that serves a whole path of α took 3-5 minutes on this machine), by
+    LDLᵀ where rounding leaves the shifted matrix indefinite (the centred Gram matrix's null direction at tiny α)."""
+    from scipy.linalg import LinAlgError, solve
+
+    A = Kc if overwrite else Kc.copy()
+    A[np.diag_indices_from(A)] += alpha
+    try:
+        return solve(A, Yc, assume_a="pos", overwrite_a=False)
+    except LinAlgError:
+        return solve(A, Yc, assume_a="sym", overwrite_a=True)
+
+
+def _image_wide_cell(F, y, train, valid, test, n_classes, n_freq, factors, seed):
+    """The 2nd RF layer at the paper's width (Raj §4.2: 17k templates) on an image row's first layer ``F``.
+
+    :class:`~._raj_eval.WideLayer2`: ``n_freq`` Gaussian frequencies, a cos and a sin each (the first layer's
+    convention), γ₂ = factor / median squared distance of the training rows (the scale of every 2nd layer and of
+    the hyperkernel cells); factor and λ on the validation split (fit on the training rows), refit on train +
+    validation, scored on the test rows, as the RLS cells are (penalty λ n, features centred: intercept).
+    """
+    lambdas = np.array(_LAMBDAS)
+    fit_rows = np.concatenate([train, valid])
+    ntr, nfit = len(train), len(fit_rows)
+    scale = layer2_scale(F, train, seed)
+    wide = WideLayer2(F, n_freq, seed)
+    gammas = {f: f / scale for f in factors}
+    K = wide.grams(fit_rows, list(gammas.values()))
+    Y = one_hot(y[fit_rows], n_classes)
+    tr, va = np.arange(ntr), np.arange(ntr, nfit)
+    table, best = {}, None
+    for f, g in gammas.items():
+        Ktc, Kvc = WideLayer2.centre(K[g], tr, va)
+        mu = Y[:ntr].mean(0)
+        table[f] = np.array([np.mean((Kvc @ _centred_dual_solve(Ktc, Y[:ntr] - mu, lam * ntr) + mu).argmax(1)
+                                     == y[valid]) for lam in lambdas])
+        if best is None or table[f].max() > table[best].max():
+            best = f
+        del Ktc, Kvc
+    i = int(np.argmax(table[best]))
+    lam = float(lambdas[i])
+    Kc, _ = WideLayer2.centre(K.pop(gammas[best]), np.arange(nfit))
+    del K
+    mu = Y.mean(0)
+    c = _centred_dual_solve(Kc, Y - mu, lam * nfit, overwrite=True)
+    del Kc
+    pred = wide.predict(fit_rows, gammas[best], c, mu, test)
+    return {"accuracy": 100.0 * float(np.mean(pred.argmax(1) == y[test])), "layer2_factor": best, "lambda": lam,
+            "n_freq": int(n_freq), "n_features": 2 * int(n_freq),
+            "valid_acc": {str(f): v.tolist() for f, v in table.items()}}
+
+
 def _angle_law(name):
     if name == "uniform":
         return Uniform(-np.pi, np.pi)
@@ -1214,7 +1371,7 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
         fm = _image_feature_map(method, group, dim, factor / scale, cfg["r"], cfg, seed).fit(X[train])
         return fm.transform(X).astype(np.float32), group
     for method, dim in progress(plan, desc=f"{run.name} cells"):
-        if budget and not run.has(run.key(method, dim)) and run.wall_time() > budget:
+        if _postponed(run, run.key(method, dim), budget):
             chosen.setdefault("skipped_cells", []).append(run.key(method, dim))  # resumable later
             continue
         fam = METHODS[method].family
@@ -1231,21 +1388,30 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
             return res
 
         cells[run.key(method, dim)] = run.cell(run.key(method, dim), compute)
-    hyper = {}  # the exact Gaussian hyperkernel on a row's first layer (its law and γ), after every row
-    for row in (cfg.get("layer2_exact") or {}).get("rows", []):
-        base, key = cells.get(row), run.key("hyper", row)
-        if base is None or (budget and not run.has(key) and run.wall_time() > budget):
-            chosen.setdefault("skipped_cells", []).append(key)
-            continue
+    def on_first_layers(part, prefix, second):
+        """Cells ``prefix|row`` for the rows of ``cfg[part]``, after every row: each recomputes the row's first layer
+        (its law and γ) and returns ``second(F)``."""
+        out = {}
+        for row in (cfg.get(part) or {}).get("rows", []):
+            base, key = cells.get(row), run.key(prefix, row)
+            if base is None or _postponed(run, key, budget):
+                chosen.setdefault("skipped_cells", []).append(key)
+                continue
 
-        def compute_hyper(method=row.split("|")[0], dim=int(row.split("|")[1]), base=base):
-            t0 = time.perf_counter()
-            F, _ = features(method, dim, base["law"], base["gamma_factor"])
-            res = _image_hyper_cell(F, y, train, valid, test, n_classes, cfg["layer2_exact"]["factors"], seed)
-            return {**res, "seconds": round(time.perf_counter() - t0, 2)}
+            def compute(method=row.split("|")[0], dim=int(row.split("|")[1]), base=base):
+                t0 = time.perf_counter()
+                F, _ = features(method, dim, base["law"], base["gamma_factor"])
+                return {**second(F), "seconds": round(time.perf_counter() - t0, 2)}
 
-        hyper[row] = run.cell(key, compute_hyper)
-    return chosen, cells, hyper
+            out[row] = run.cell(key, compute)
+        return out
+
+    # the exact Gaussian hyperkernel on a row's first layer, then the 2nd RF layer at the paper's width
+    hyper = on_first_layers("layer2_exact", "hyper", lambda F: _image_hyper_cell(
+        F, y, train, valid, test, n_classes, cfg["layer2_exact"]["factors"], seed))
+    wide = on_first_layers("layer2_paper", "wide", lambda F: _image_wide_cell(
+        F, y, train, valid, test, n_classes, cfg["layer2_paper"]["n_freq"], cfg["layer2_paper"]["factors"], seed))
+    return chosen, cells, hyper, wide
 
 
 def _paper_row(method):
@@ -1267,6 +1433,9 @@ def _image_cell_scope(config, key):
     if key.startswith("hyper|"):  # the row's own cell (its law and γ) and the hyperkernel's grid
         return {"layer1": _image_cell_scope(config, key[len("hyper|"):]),
                 "factors": config["layer2_exact"]["factors"]}
+    if key.startswith("wide|"):  # the row's own cell and the wide 2nd layer's width and grid
+        return {"layer1": _image_cell_scope(config, key[len("wide|"):]),
+                "n_freq": config["layer2_paper"]["n_freq"], "factors": config["layer2_paper"]["factors"]}
     head, dim = key.split("|")
     scope = {k: config.get(k) for k in _IMAGE_SHARED}
     if not config.get("select_dim"):
@@ -1282,15 +1451,18 @@ def _image_cell_scope(config, key):
     return scope
 
 
-def _image_rows(cells, paper, hyper=None):
+def _image_rows(cells, paper, hyper=None, wide=None):
     """One row per cell ("method|D"); ``hyper`` (keyed like ``cells``) adds the exact Gaussian hyperkernel on the
-    row's first layer (``accuracy_hyper``)."""
+    row's first layer (``accuracy_hyper``), ``wide`` the 2nd RF layer at the paper's width
+    (``accuracy_2layer_paper``, ``layer2_paper_freq``)."""
     rows = []
     for key, v in cells.items():
         method, dim = key.split("|")
         rows.append({"method": method, "label": LABELS.get(method, method), "dim": v["n_features"],
                      "accuracy": v["accuracy"], "accuracy_2layer": v.get("accuracy_2layer"),
                      "accuracy_hyper": (hyper or {}).get(key, {}).get("accuracy"),
+                     "accuracy_2layer_paper": (wide or {}).get(key, {}).get("accuracy"),
+                     "layer2_paper_freq": (wide or {}).get(key, {}).get("n_freq"),
                      "paper": paper.get(_paper_row(method), (None, None))[0],
                      "paper_2layer": paper.get(_paper_row(method), (None, None))[1],
                      "law": v.get("law"), "gamma_factor": v.get("gamma_factor"), "seconds": v.get("seconds")})
@@ -1312,7 +1484,12 @@ def _image_heads(rows, paper):
         m = METHODS.get(r["method"])
         size = f"D={r['dim']}" + (f", r={m.r}" + (f" {m.sampling}" if m.sampling else "") if at_protocol else "")
         heads.append(headline(f"{LABELS[method]} accuracy % ({size})", r["accuracy"], paper[method][0], "higher"))
-        if r["accuracy_2layer"] is not None and paper[method][1] is not None:
+        if r.get("accuracy_2layer_paper") is not None and paper[method][1] is not None:
+            # the paper's protocol for the 2nd layer: its width (17k frequencies on Rotated MNIST)
+            heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer ({size}; 2nd layer "
+                                  f"{r['layer2_paper_freq'] / 1000:g}k frequencies, the paper's width)",
+                                  r["accuracy_2layer_paper"], paper[method][1], "higher"))
+        elif r["accuracy_2layer"] is not None and paper[method][1] is not None:
             heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer ({size})", r["accuracy_2layer"],
                                   paper[method][1], "higher"))
         if r.get("accuracy_hyper") is not None and paper[method][1] is not None:
@@ -1393,8 +1570,9 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
             return PolarRotation((28, 28), n_angles=cfg.get("polar_angles", 64), angle=_angle_law(law))
         return ImageRotation((28, 28), angle=_angle_law(law))
 
-    chosen, cells, hyper = _image_run(run, X, y, train, valid, test, 10, make_group, cfg, seed, cfg["angles"])
-    rows = _image_rows(cells, PAPER_MNIST, hyper)
+    chosen, cells, hyper, wide = _image_run(run, X, y, train, valid, test, 10, make_group, cfg, seed,
+                                            cfg["angles"])
+    rows = _image_rows(cells, PAPER_MNIST, hyper, wide)
     notes = (f"Rotated MNIST source: {b.source} (regenerated from mnist.npz following Larochelle et al. 2007 "
              "when 'regenerated': the official files are not available here). Configuration "
              f"'{cname}': r={cfg['r']} sampled rotations (paper 100), D = number of features (RF: D/2 frequencies "
@@ -1402,6 +1580,10 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
              f"{cfg.get('extra_dims', {})}), 2nd layer "
              + (f"as wide as the first layer, at most {cfg.get('layer2_max_dim')} (paper 17k)"
                 if cfg.get("layer2_match_dim") else f"{cfg['layer2_dim']} features (paper 17k)")
+             + (f"; on the rows {cfg['layer2_paper']['rows']} also at the paper's width, "
+                f"{cfg['layer2_paper']['n_freq']} frequencies with a cos and a sin (γ₂ factor over "
+                f"{cfg['layer2_paper']['factors']} and λ on validation; the headline's 2nd layer where computed)"
+                if cfg.get("layer2_paper") else "")
              + f", GICDF {cfg['gicdf_templates']} templates x {2 * cfg['gicdf_bins'] + 1} CDF values. "
              "'lgika_rf_polar' (beyond the paper): "
              f"the same LGIKA-RF estimator with q on all A={cfg.get('polar_angles', 64)} grid rotations of "
@@ -1433,7 +1615,7 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
                       "the headline of LGIKA (RF) and LGIKA (Nys), or i.i.d. as in the paper (shown beside it: the "
                       "Monte Carlo noise of r i.i.d. rotations is what the low-variance scheme removes).")
     if chosen.get("skipped_cells"):
-        notes += (f" Cells skipped by the time budget: {chosen['skipped_cells']}; run the same command again to "
+        notes += (f" Cells postponed by the time budget or ORBITKERNELS_RAJ2017_CELLS: {chosen['skipped_cells']}; run the same command again to "
                   "resume them (the partial file is kept).")
     result = run.finish({"rows": rows, "selection": chosen, "cells": cells, "source": b.source},
                         _image_heads(rows, PAPER_MNIST), seeds={"features": seed, "regeneration": 0}, notes=notes,
@@ -1472,9 +1654,9 @@ def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, dat
     y = np.concatenate([ytr[ptr], yte[pte]])
     train, valid = np.arange(cfg["n_train"]), np.arange(cfg["n_train"], len(ptr))
     test = np.arange(len(ptr), len(X))
-    chosen, cells, hyper = _image_run(run, X, y, train, valid, test, 10, lambda law: cifar_group(cfg), cfg, seed,
+    chosen, cells, hyper, wide = _image_run(run, X, y, train, valid, test, 10, lambda law: cifar_group(cfg), cfg, seed,
                                       ["raj"])
-    rows = _image_rows(cells, PAPER_CIFAR, hyper)
+    rows = _image_rows(cells, PAPER_CIFAR, hyper, wide)
     notes = (f"Configuration '{cname}': {cfg['n_train']} train / {cfg['n_valid']} validation / {cfg['n_test']} test "
              "images drawn at random (seed) from CIFAR-10's own splits. Group: isotropic scaling LogNormal(σ=0.3), "
              f"translation Normal(σ=0.3 half-widths = {cfg['shift_sigma_half_widths'] * 16:.1f} px), rotation "
@@ -1616,7 +1798,7 @@ def _image_tables(name, data, root, quick):
                        + ", ".join(f"`{k}` {100 * v:.2f} %" for k, v in sel[fam]["valid_acc"].items()) + ".")
     out.append("")
     if sel.get("skipped_cells"):
-        out += [f"Cells skipped by the time budget (resume with the same command): {sel['skipped_cells']}.", ""]
+        out += [f"Cells postponed by the time budget or ORBITKERNELS_RAJ2017_CELLS (resume with the same command): {sel['skipped_cells']}.", ""]
     tpath = root / f"{name}_trials.json"
     if tpath.exists() and not quick:
         tr = json.loads(tpath.read_text())
@@ -1655,7 +1837,7 @@ def _page_tables(name, data, root, quick):
     else:
         out = []
     if data.get("skipped_cells"):
-        out += [f"Cells skipped by the time budget (resume with the same command): {data['skipped_cells']}.", ""]
+        out += [f"Cells postponed by the time budget or ORBITKERNELS_RAJ2017_CELLS (resume with the same command): {data['skipped_cells']}.", ""]
     return out
 
 

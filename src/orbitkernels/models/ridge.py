@@ -88,13 +88,20 @@ class RidgePath:
         evals, U = _eigh(Xc @ Xc.T)
         return self._set(evals, U, U.T @ Yc, dual=True)
 
-    def fit_gram(self, K, Y):
+    def fit_gram(self, K, Y, *, centred=False):
         """Dual fit on a Gram matrix ``K`` (n, n), already centred in feature space by the caller when
-        ``fit_intercept`` (the intercept is then ȳ); predict with :meth:`predict_gram`."""
+        ``fit_intercept`` (the intercept is then ȳ); predict with :meth:`predict_gram`.
+
+        ``centred=True`` states that K is that centred matrix, so that the constant vector is in its null
+        space exactly: its eigenvalue is set to 0. Left at its rounding (~eps·||K||, against ~eps²·||K|| for
+        a Gram matrix of centred features), it would count the intercept twice in the leave-one-out hat
+        matrix once α is as small as that rounding, where 1 - H_ii is itself small."""
         K = np.asarray(K, dtype=np.float64)
         Yc = self._targets(Y, len(K))
         self.x_mean_, self.Xc_ = None, None
         evals, U = _eigh(K)
+        if centred and len(K):
+            evals[int(np.argmax(np.abs(U.sum(axis=0))))] = 0.0
         return self._set(evals, U, U.T @ Yc, dual=True)
 
     @classmethod
