@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..models.ridge import RidgePath
+from ..models.ridge import RidgePath, centre_gram
 
 __all__ = ["rls_fit_predict", "one_nn_accuracy", "LOO_GRID", "HOLDOUT_GRID"]
 
@@ -54,16 +54,6 @@ def _decode(scores, classes):
     return classes[np.argmax(scores, axis=-1)]
 
 
-def _center_gram(K_train, K_test=None):
-    col = K_train.mean(axis=0)
-    tot = col.mean()
-    Kc = K_train - col[None, :] - col[:, None] + tot
-    if K_test is None:
-        return Kc, None
-    Ktc = K_test - col[None, :] - K_test.mean(axis=1, keepdims=True) + tot
-    return Kc, Ktc
-
-
 def _best(scores):
     """Index and accuracy of the best ``(accuracy, squared error)`` pair: highest accuracy, then smallest
     error, the first on a tie (GURLS' selection rule)."""
@@ -85,7 +75,7 @@ class _HoldoutFit:
     """:class:`RidgePath` on the rows ``idx`` (features ``F``, or the feature-space-centred Gram matrix ``K``).
 
     ``predict_rows`` takes feature rows, or Gram rows against ``idx`` which it centres like the fitting
-    Gram matrix (:func:`_center_gram`), and returns (n_alphas, m, T).
+    Gram matrix (:func:`~orbitkernels.models.ridge.centre_gram`), and returns (n_alphas, m, T).
     """
 
     def __init__(self, alphas, Y, idx, *, F=None, K=None):
@@ -96,7 +86,7 @@ class _HoldoutFit:
         else:
             Kfit = K[np.ix_(idx, idx)]
             self.col = Kfit.mean(axis=0)
-            self.path.fit_gram(_center_gram(Kfit)[0], Y[idx])
+            self.path.fit_gram(centre_gram(Kfit)[0], Y[idx])
 
     def predict_rows(self, rows):
         if self.col is None:
@@ -129,7 +119,7 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
     n = len(Y)
     if kernel:
         K = np.asarray(F_train, dtype=np.float64)
-        Kc, Ktc = _center_gram(K, np.asarray(F_test, dtype=np.float64))
+        Kc, Ktc = centre_gram(K, np.asarray(F_test, dtype=np.float64))
         primal, D = False, n
         scale = np.trace(Kc) / n
     else:

@@ -105,7 +105,7 @@ class WideLayer2:
     templates are 34,000 features. φ(x)ᵀφ(x') = (1/m) Σ_j cos(ω_jᵀ(ψ(x) − ψ(x'))), a Monte Carlo estimate of the
     Gaussian hyperkernel exp(−γ₂ ||ψ(x) − ψ(x')||²). At that width the features of Rotated MNIST's 62k rows (8.4
     GB in float32) do not fit beside the first layer, so the layer is used through Gram matrices of the fitting
-    rows (dual ridge) and, for new rows, through the primal weights W = Φcᵀ c, both accumulated over blocks of
+    rows (dual ridge on :func:`~orbitkernels.models.ridge.centre_gram`'s centring) and, for new rows, through the primal weights W = Φcᵀ c, both accumulated over blocks of
     ``block`` frequencies; the projections z ᵀψ of a block serve every γ₂ of the grid (one GEMM, then a
     scale per γ₂).
 
@@ -120,7 +120,7 @@ class WideLayer2:
         """Projections zᵀψ of ``rows`` (len(rows), b) for each block of frequencies (float32)."""
         Fr = np.asarray(self.F[rows], dtype=np.float32)
         for a in range(0, self.m, self.block):
-            yield a, Fr @ self.Z[:, a:a + self.block]
+            yield Fr @ self.Z[:, a:a + self.block]
 
     def _phi(self, P0, gamma):
         """The features [cos, sin] / √m of a block (float32, the first layer's precision) at γ₂."""
@@ -130,7 +130,7 @@ class WideLayer2:
     def grams(self, rows, gammas):
         """{γ₂: K (len(rows), len(rows)) float64}: φ(x_i)ᵀφ(x_j) over ``rows``, every γ₂ from one projection pass."""
         K = {g: np.zeros((len(rows), len(rows))) for g in gammas}
-        for _, P0 in self._blocks(rows):
+        for P0 in self._blocks(rows):
             for g in gammas:
                 # float64 products (BLAS syrk): a float32 Gram matrix carries rounding noise ~1e-7 of its norm,
                 # above the smallest penalties of the λ grid, where the dual ridge would fit that noise
@@ -138,40 +138,23 @@ class WideLayer2:
                 K[g] += Phi @ Phi.T
         return K
 
-    @staticmethod
-    def centre(K, train, new=None):
-        """K centred in feature space on the mean feature of the ``train`` columns of ``K`` (rows: ``train``
-        then ``new``, all indices into K's rows); returns (K_train_train, K_new_train)."""
-        Kt = K[np.ix_(train, train)]
-        col = Kt.mean(0)
-        mu = col.mean()
-        Ktc = Kt - col[None, :] - col[:, None] + mu
-        if new is None:
-            return Ktc, None
-        Kn = K[np.ix_(new, train)]
-        return Ktc, Kn - Kn.mean(1)[:, None] - col[None, :] + mu
-
     def predict(self, fit_rows, gamma, dual_coef, y_mean, rows, step=4096):
         """Predictions Φc W + ȳ at ``rows`` of the ridge whose dual coefficients (on the centred Gram matrix of
-        ``fit_rows``) are ``dual_coef`` (n_fit, k): W = Φcᵀ c, accumulated over the frequency blocks."""
+        ``fit_rows``, :func:`~orbitkernels.models.ridge.centre_gram`) are ``dual_coef`` (n_fit, k): W = Φcᵀ c,
+        one block of W per block of frequencies."""
         c = np.asarray(dual_coef, dtype=np.float64)
-        W, mean = [], []
-        for _, P0 in self._blocks(fit_rows):
+        W, shift = [], y_mean
+        for P0 in self._blocks(fit_rows):
             Phi = self._phi(P0, gamma).astype(np.float64)
-            mean.append(Phi.mean(0))
-            W.append(Phi.T @ c - mean[-1][:, None] * c.sum(0)[None, :])
-        W, mean = np.concatenate(W), np.concatenate(mean)
+            mean = Phi.mean(0)
+            W.append(Phi.T @ c - mean[:, None] * c.sum(0)[None, :])
+            shift = shift - mean @ W[-1]
         rows = np.asarray(rows)
         out = np.empty((len(rows), c.shape[1]))
         for a in range(0, len(rows), step):
-            acc = np.zeros((min(step, len(rows) - a), c.shape[1]))
-            o = 0
-            for _, P0 in self._blocks(rows[a:a + step]):
-                Phi = self._phi(P0, gamma)
-                acc += Phi.astype(np.float64) @ W[o:o + Phi.shape[1]]
-                o += Phi.shape[1]
-            out[a:a + step] = acc
-        return out - mean @ W + y_mean
+            out[a:a + step] = sum(self._phi(P0, gamma).astype(np.float64) @ Wb
+                                  for P0, Wb in zip(self._blocks(rows[a:a + step]), W)) + shift
+        return out
 
 
 def one_hot(y, n_classes):

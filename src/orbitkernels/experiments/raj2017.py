@@ -27,7 +27,7 @@ from ..groups import (CoulombPermutation, ImageRotation, ImageScaling, ImageTran
                       Uniform, VonMises)
 from ..groups.polar import PolarRotation
 from ..kernels import HaarKernel
-from ..models.ridge import RidgePath as _RidgePathSolver
+from ..models.ridge import RidgePath as _RidgePathSolver, centre_gram
 from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
 from ._common import PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices, seed_from
@@ -558,12 +558,13 @@ def _qm7_wide_cell(data, method, dim, k, gamma_factor):
     gammas = {f: f / scale for f in wide_cfg["factors"]}
     rows = np.concatenate([train, test])
     K = wide.grams(rows, list(gammas.values()))
-    tr, te = np.arange(len(train)), np.arange(len(train), len(rows))
     lambdas = _qm7_lambdas(cfg)
     n = len(train)
     table, best, pred = {}, None, None
     for f, g in gammas.items():
-        Ktc, Ktec = WideLayer2.centre(K.pop(g), tr, te)
+        Kg = K.pop(g)
+        Ktc, Ktec = centre_gram(Kg[:n, :n], Kg[n:, :n])  # rows: training folds, then the test fold
+        del Kg
         p = _RidgePathSolver(lambdas * n).fit_gram(Ktc, data.T[train], centred=True)
         table[f] = np.array([np.sqrt(np.mean(p.loo_residuals(i) ** 2)) for i in range(len(lambdas))])
         if best is None or table[f].min() < table[best].min():
@@ -1266,11 +1267,10 @@ def _image_wide_cell(F, y, train, valid, test, n_classes, n_freq, factors, seed)
     gammas = {f: f / scale for f in factors}
     K = wide.grams(fit_rows, list(gammas.values()))
     Y = one_hot(y[fit_rows], n_classes)
-    tr, va = np.arange(ntr), np.arange(ntr, nfit)
     table, best = {}, None
+    mu = Y[:ntr].mean(0)
     for f, g in gammas.items():
-        Ktc, Kvc = WideLayer2.centre(K[g], tr, va)
-        mu = Y[:ntr].mean(0)
+        Ktc, Kvc = centre_gram(K[g][:ntr, :ntr], K[g][ntr:, :ntr])  # rows: train, then validation
         table[f] = np.array([np.mean((Kvc @ _centred_dual_solve(Ktc, Y[:ntr] - mu, lam * ntr) + mu).argmax(1)
                                      == y[valid]) for lam in lambdas])
         if best is None or table[f].max() > table[best].max():
@@ -1278,7 +1278,7 @@ def _image_wide_cell(F, y, train, valid, test, n_classes, n_freq, factors, seed)
         del Ktc, Kvc
     i = int(np.argmax(table[best]))
     lam = float(lambdas[i])
-    Kc, _ = WideLayer2.centre(K.pop(gammas[best]), np.arange(nfit))
+    Kc, _ = centre_gram(K.pop(gammas[best]))
     del K
     mu = Y.mean(0)
     c = _centred_dual_solve(Kc, Y - mu, lam * nfit, overwrite=True)

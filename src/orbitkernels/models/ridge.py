@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-__all__ = ["RidgePath", "cholesky_path"]
+__all__ = ["RidgePath", "centre_gram", "cholesky_path"]
 
 
 def _eigh(A):
@@ -39,6 +39,20 @@ def _eigh(A):
     with threadpool_limits(1):
         evals, vecs = np.linalg.eigh(A)
     return np.maximum(evals, 0.0), vecs
+
+
+def centre_gram(K_train, K_new=None):
+    """Gram matrices centred in feature space on the mean feature of the training rows: (Kc, K_new_c).
+
+    ``Kc = K - 1aᵀ - a1ᵀ + ā`` with ``a`` the training columns' means, and for the (m, n) kernel rows of new
+    points ``K_new - 1aᵀ - (row means) + ā`` (None when not given): what :meth:`RidgePath.fit_gram` (with
+    ``centred=True``) and :meth:`RidgePath.predict_gram` take for a ridge with an intercept."""
+    col = K_train.mean(axis=0)
+    tot = col.mean()
+    Kc = K_train - col[None, :] - col[:, None] + tot
+    if K_new is None:
+        return Kc, None
+    return Kc, K_new - col[None, :] - K_new.mean(axis=1, keepdims=True) + tot
 
 
 class RidgePath:
