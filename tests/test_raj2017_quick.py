@@ -518,3 +518,85 @@ def test_qm7_wide_cell_is_loo_ridge_on_the_explicit_wide_layer():
             err = m.predict(Phi[test]) - T[test]
             assert res["rmse"] == pytest.approx(np.sqrt(np.mean(err ** 2)), rel=1e-6)
             assert res["lambda"] == pytest.approx(lambdas[m.best_])
+
+
+def test_lgika_nys_with_orbit_landmarks_runs_at_its_own_d_and_stands_for_the_papers_row():
+    """Raj §2.2.2's landmarks "from the orbit gX": its own row, computed only at its own D (``dims_by_method``),
+    whose headline replaces LGIKA (Nys)'s once every fold has it at a D no smaller than the data-landmark row's."""
+    cfg = {"configuration": "reduced", **raj2017.CONFIGS["qm7"]["reduced"], "seed": 0, "lambdas": [1.0]}
+    plan, _ = raj2017.qm7_plan("reduced", cfg)
+    assert {d for m, d, _ in plan if m == "lgika_nys_orbit"} == {5700}
+    assert {d for m, d, _ in plan if m == "lgika_nys"} == {2000}
+    assert raj2017.METHODS["lgika_nys_orbit"].landmarks == "orbit" and raj2017.METHODS["lgika_nys"].landmarks == "data"
+    assert "base" not in raj2017._qm7_cell_scope(cfg, "lgika_nys_orbit|5700|0")  # no D = 2000 cell to reuse
+    assert raj2017._qm7_gamma_grid(cfg, "lgika_nys_orbit", 5700, None) == [1 / 8, 1 / 4]
+
+    def row(method, dim, rmse, n_folds=5):
+        return {"method": method, "dim": dim, "n_folds": n_folds, "rmse": rmse, "mae": 1.0, "rmse_2layer": rmse - 1}
+
+    own = row("lgika_nys", 2000, 16.0)
+    heads = {h["name"]: h["ours"] for h in raj2017._qm7_headlines([own, row("lgika_nys_orbit", 5700, 11.0, 3)], cfg,
+                                                                   None)}
+    assert heads["LGIKA (Nys) RMSE (D=2000)"] == 16.0  # the stand-in has only 3 of 5 folds
+    heads = {h["name"]: h for h in raj2017._qm7_headlines([own, row("lgika_nys_orbit", 5700, 11.0)], cfg, None)}
+    assert not any(name.startswith("LGIKA (Nys) RMSE") for name in heads)
+    h = heads["LGIKA (Nys), landmarks from the orbits RMSE (D=5700)"]
+    assert h["ours"] == 11.0 and h["paper"] == raj2017.PAPER_QM7["lgika_nys"][0]
+    assert heads["LGIKA (Nys), landmarks from the orbits RMSE 2nd layer (D=5700)"]["paper"] == 10.45
+    smaller = {h["name"] for h in raj2017._qm7_headlines([row("lgika_nys", 8000, 16.0), row("lgika_nys_orbit", 5700,
+                                                                                             11.0)], cfg, None)}
+    assert "LGIKA (Nys) RMSE (D=8000)" in smaller  # a stand-in at a smaller D does not replace the row
+    rows = raj2017._qm7_rows({"lgika_nys_orbit|5700|0": {"rmse": 11.0, "mae": 7.0}}, cfg)
+    assert rows[0]["paper_rmse"] == raj2017.PAPER_QM7["lgika_nys"][0]
+
+
+def test_qm7_nystroem_rows_draw_their_landmarks_where_their_method_says(monkeypatch):
+    from types import SimpleNamespace
+
+    seen = []
+
+    class Spy:
+        def __init__(self, group, **kw):
+            seen.append(kw["landmarks"])
+
+        def fit(self, X):
+            return self
+
+        def transform(self, X):
+            return np.zeros((len(X), 2))
+
+    monkeypatch.setattr(raj2017, "OrbitNystroem", Spy)
+    data = SimpleNamespace(cfg={"r": 3}, seed=0, _cache={}, X=np.ones((4, 2)), Xs=np.ones((4, 2)), group=object(),
+                           scale={"orig": 1.0, "sort": 1.0}, scale_l1=1.0)
+    for name in ("lgika_nys", "lgika_nys_orbit", "orig_nys"):
+        raj2017._QM7.features(data, name, 2, 0.25, np.arange(3))
+    assert seen == ["data", "orbit", "data"]
+
+
+def test_orthogonal_frequencies_keep_the_gaussian_law_and_lower_the_kernel_estimates_variance():
+    """Yu et al. 2016's orthogonal random features for the wide 2nd layer: columns exactly orthogonal within a
+    block of d, each N(0, I_d) (norms χ_d, directions uniform), and a Gaussian kernel estimate that is unbiased
+    with a smaller spread over draws than i.i.d. frequencies at the same width."""
+    from orbitkernels.experiments._raj_eval import WideLayer2, orthogonal_gaussian
+
+    d, m = 16, 40
+    Z = orthogonal_gaussian(d, m, np.random.default_rng(0))
+    for a in range(0, m, d):
+        B = Z[:, a:a + d]
+        G = B.T @ B
+        np.testing.assert_allclose(G - np.diag(np.diag(G)), 0, atol=1e-12)
+    norms = np.linalg.norm(orthogonal_gaussian(d, 4000, np.random.default_rng(1)), axis=0)
+    assert np.mean(norms ** 2) == pytest.approx(d, rel=0.05)  # E χ²_d = d
+    first = orthogonal_gaussian(d, 4000, np.random.default_rng(2))[0]
+    assert np.mean(first) == pytest.approx(0, abs=0.05) and np.var(first) == pytest.approx(1, rel=0.07)
+
+    rng = np.random.default_rng(3)
+    F = (rng.standard_normal((2, d)) * 0.25).astype(np.float32)
+    exact = np.exp(-0.5 * np.sum((F[0].astype(np.float64) - F[1]) ** 2))
+    est = {law: np.array([WideLayer2(F, d, seed, frequencies=law).grams(np.arange(2), [0.5])[0.5][0, 1]
+                          for seed in range(400)]) for law in ("gaussian", "orthogonal")}
+    for law, e in est.items():
+        assert abs(e.mean() - exact) < 4 * e.std() / np.sqrt(len(e)), law
+    assert est["orthogonal"].std() < 0.8 * est["gaussian"].std()
+    with pytest.raises(ValueError, match="frequencies='sobol'"):
+        WideLayer2(F, 4, 0, frequencies="sobol")

@@ -105,17 +105,18 @@ def test_qm7_declared_grid_and_summary_are_the_recorded_ones():
     # a run cut by its time budget names the cells it skipped (the next run computes them)
     skipped = set(res["data"]["skipped_cells"])
     assert not skipped & set(res["data"]["cells"])
-    first = {k for k in skipped if not k.startswith(("hyper|", "wide|"))}  # first-layer cells
+    first = {k for k in skipped if not k.startswith(("hyper|", "wide|", "orf|"))}  # first-layer cells
     assert {f"{m}|{d}|{k}" for m, d, k in plan} == set(res["data"]["cells"]) | first
     assert beyond == res["data"]["beyond"]
-    # the exact-hyperkernel cells (stored among the run's cells) follow their own declared plan
-    hyper = {k[len("hyper|"):]: v for k, v in res["cells"].items() if k.startswith("hyper|")}
-    assert {f"{m}|{d}|{k}" for m, d, k in raj2017.qm7_hyper_plan(cfg)} == set(hyper)
-    # so do the cells of the 2nd RF layer at the paper's width (those not computed yet are named as skipped)
-    wide = {k[len("wide|"):]: v for k, v in res["cells"].items() if k.startswith("wide|")}
-    assert ({f"{m}|{d}|{k}" for m, d, k in raj2017.qm7_hyper_plan(cfg, "layer2_paper")}
-            == set(wide) | {k[len("wide|"):] for k in skipped if k.startswith("wide|")})
-    rows = raj2017._qm7_rows(res["data"]["cells"], cfg, hyper, wide)
+    # the cells on first layers (stored among the run's cells) follow their own declared plans: the exact
+    # hyperkernel, the 2nd RF layer at the paper's width, the same with orthogonal frequencies (those not
+    # computed yet are named as skipped)
+    on_first = {}
+    for prefix, part in (("hyper|", "layer2_exact"), ("wide|", "layer2_paper"), ("orf|", "layer2_orthogonal")):
+        on_first[prefix] = {k[len(prefix):]: v for k, v in res["cells"].items() if k.startswith(prefix)}
+        assert ({f"{m}|{d}|{k}" for m, d, k in raj2017.qm7_hyper_plan(cfg, part)}
+                == set(on_first[prefix]) | {k[len(prefix):] for k in skipped if k.startswith(prefix)})
+    rows = raj2017._qm7_rows(res["data"]["cells"], cfg, on_first["hyper|"], on_first["wide|"], on_first["orf|"])
     assert rows == res["data"]["rows"]
     assert raj2017._qm7_headlines(rows, cfg, beyond) == res["headline"]
     notes = raj2017._qm7_notes(res["config"]["configuration"], cfg, res["data"]["folds_source"],

@@ -97,6 +97,21 @@ def second_layer(F, train, n_components, factor, seed):
     return rbf.fit(F[train]).transform(F).astype(np.float32)
 
 
+def orthogonal_gaussian(d, m, rng):
+    """(d, m) frequencies z of orthogonal random features (Yu et al. 2016, "Orthogonal Random Features", Eq. 3):
+    each block of d columns is a Haar-random orthonormal basis times independent χ_d lengths, so every column is
+    N(0, I_d) as in random Fourier features while the columns of a block are exactly orthogonal; the Monte Carlo
+    estimate of a Gaussian kernel then has a smaller variance than with i.i.d. columns."""
+    blocks = []
+    for a in range(0, m, d):
+        b = min(d, m - a)
+        Q, R = np.linalg.qr(rng.standard_normal((d, b)))
+        # signs of R's diagonal: without them QR's convention biases Q away from the Haar law
+        Q *= np.where(np.diag(R) < 0, -1.0, 1.0)[None, :]
+        blocks.append(Q * np.sqrt(rng.chisquare(d, b))[None, :])
+    return np.hstack(blocks)
+
+
 class WideLayer2:
     """The "2nd layer RF" of Raj §4 at the paper's width, with every γ₂ of a grid, without its feature matrix.
 
@@ -109,12 +124,21 @@ class WideLayer2:
     ``block`` frequencies; the projections z ᵀψ of a block serve every γ₂ of the grid (one GEMM, then a
     scale per γ₂).
 
-    Parameters: ``F`` (n, d) first-layer features; ``n_freq`` m; ``seed`` of z (drawn once, float32).
+    Parameters: ``F`` (n, d) first-layer features; ``n_freq`` m; ``seed`` of z (drawn once, float32);
+    ``frequencies``: "gaussian" (i.i.d. z, Rahimi & Recht's random Fourier features, the paper's) or "orthogonal"
+    (:func:`orthogonal_gaussian`: the same marginal law, orthogonal within each block of d, a lower-variance estimate
+    of the same hyperkernel).
     """
 
-    def __init__(self, F, n_freq, seed, block=1024):
+    def __init__(self, F, n_freq, seed, block=1024, frequencies="gaussian"):
         self.F, self.m, self.block = F, int(n_freq), int(block)
-        self.Z = np.random.default_rng(seed).standard_normal((F.shape[1], self.m), dtype=np.float32)
+        rng = np.random.default_rng(seed)
+        if frequencies == "gaussian":
+            self.Z = rng.standard_normal((F.shape[1], self.m), dtype=np.float32)
+        elif frequencies == "orthogonal":
+            self.Z = orthogonal_gaussian(F.shape[1], self.m, rng).astype(np.float32)
+        else:
+            raise ValueError(f"frequencies={frequencies!r}: expected 'gaussian' or 'orthogonal'")
 
     def _blocks(self, rows):
         """Projections zᵀψ of ``rows`` (len(rows), b) for each block of frequencies (float32)."""
