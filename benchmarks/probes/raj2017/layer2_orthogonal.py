@@ -28,12 +28,13 @@ def main(method, dim, folds, laws):
                        script="benchmarks/probes/raj2017/layer2_orthogonal.py", experiment="qm7", seed=SEED)
     cfg = dict(raj2017.CONFIGS["qm7"]["reduced"])
     cells = json.loads(Path("results/raj2017/qm7.json").read_text())["cells"]
+    data = raj2017._QM7(cfg, SEED)  # one instance: its cache keeps the fold's first layer for every law
     for k in folds:
         first = cells[f"{method}|{dim}|{k}"]
         hyper = cells.get(f"hyper|{method}|{dim}|{k}", {})
         for law in laws:
             def run(k=k, law=law):
-                data = raj2017._QM7({**cfg, "layer2_paper": {**cfg["layer2_paper"], "frequencies": law}}, SEED)
+                data.cfg = {**cfg, "layer2_paper": {**cfg["layer2_paper"], "frequencies": law}}
                 out = raj2017._qm7_wide_cell(data, method, dim, k, first["gamma_factor"])
                 return {"row": f"{method}|{dim}", "fold": k, "frequencies": law, "n_freq": out["n_freq"],
                         "layer2_factor": out["layer2_factor"], "lambda": out["lambda"], "rmse": out["rmse"],

@@ -1032,26 +1032,29 @@ def qm7_gap_notes(data, cfg):
     return fill_notes(template, qm7_gap_values(data, cfg))
 
 
+def _by_row(cells):
+    """Cells keyed "method|D|fold" grouped by row: {(method, D): [cell, ...]} (D None for exact kernel ridge)."""
+    out = {}
+    for key, v in cells.items():
+        method, dim, _ = key.split("|")
+        out.setdefault((method, None if dim == "None" else int(dim)), []).append(v)
+    return out
+
+
+#: the 2nd-layer cells a row summarises where every fold has one: (cells argument of _qm7_rows, stem of the
+#: row's rmse / mae / folds keys, suffix of its layer2_factors key, its key for the number of frequencies)
+_QM7_LAYER2_PARTS = (("hyper", "rmse_hyper", "hyper", None), ("wide", "rmse_2layer_paper", "paper", "layer2_paper_freq"),
+                     ("orth", "rmse_2layer_orth", "orth", "layer2_orth_freq"))
+
+
 def _qm7_rows(cells, cfg, hyper=None, wide=None, orth=None):
     """One row per (method, D): means over the folds of its cells; ``hyper`` (cells keyed like ``cells``) adds the
     exact Gaussian hyperkernel on the row's first layer (``rmse_hyper``, ``mae_hyper``) where every fold has one,
     ``wide`` the 2nd RF layer at the paper's width (``rmse_2layer_paper``, ``mae_2layer_paper``), ``orth`` the same
     with orthogonal frequencies (``rmse_2layer_orth``, ``mae_2layer_orth``)."""
-    groups, hyp, wid, ort = {}, {}, {}, {}
-    for key, v in cells.items():
-        method, dim, _ = key.split("|")
-        groups.setdefault((method, None if dim == "None" else int(dim)), []).append(v)
-    for key, v in (hyper or {}).items():
-        method, dim, _ = key.split("|")
-        hyp.setdefault((method, int(dim)), []).append(v)
-    for key, v in (wide or {}).items():
-        method, dim, _ = key.split("|")
-        wid.setdefault((method, int(dim)), []).append(v)
-    for key, v in (orth or {}).items():
-        method, dim, _ = key.split("|")
-        ort.setdefault((method, int(dim)), []).append(v)
+    parts = {"hyper": _by_row(hyper or {}), "wide": _by_row(wide or {}), "orth": _by_row(orth or {})}
     rows = []
-    for (method, dim), vals in groups.items():
+    for (method, dim), vals in _by_row(cells).items():
         row = {"method": method, "label": LABELS.get(method, method), "dim": dim, "n_folds": len(vals),
                "rmse": _mean([v["rmse"] for v in vals]), "mae": _mean([v["mae"] for v in vals]),
                "rmse_folds": [v["rmse"] for v in vals],
@@ -1059,22 +1062,14 @@ def _qm7_rows(cells, cfg, hyper=None, wide=None, orth=None):
                "mae_2layer": _mean([v.get("mae_2layer") for v in vals]),
                "paper_rmse": PAPER_QM7.get(_paper_row(method), (None, None))[0],
                "paper_rmse_2layer": PAPER_QM7.get(_paper_row(method), (None, None))[1]}
-        h = hyp.get((method, dim), [])
-        if h and len(h) == cfg["n_folds"]:
-            row.update({"rmse_hyper": _mean([v["rmse"] for v in h]), "mae_hyper": _mean([v["mae"] for v in h]),
-                        "rmse_hyper_folds": [v["rmse"] for v in h],
-                        "layer2_factors_hyper": [v["layer2_factor"] for v in h]})
-        w = wid.get((method, dim), [])
-        if w and len(w) == cfg["n_folds"]:
-            row.update({"rmse_2layer_paper": _mean([v["rmse"] for v in w]),
-                        "mae_2layer_paper": _mean([v["mae"] for v in w]),
-                        "rmse_2layer_paper_folds": [v["rmse"] for v in w], "layer2_paper_freq": w[0]["n_freq"],
-                        "layer2_factors_paper": [v["layer2_factor"] for v in w]})
-        o = ort.get((method, dim), [])
-        if o and len(o) == cfg["n_folds"]:
-            row.update({"rmse_2layer_orth": _mean([v["rmse"] for v in o]), "mae_2layer_orth": _mean([v["mae"] for v in o]),
-                        "rmse_2layer_orth_folds": [v["rmse"] for v in o], "layer2_orth_freq": o[0]["n_freq"],
-                        "layer2_factors_orth": [v["layer2_factor"] for v in o]})
+        for part, rmse, tag, freq in _QM7_LAYER2_PARTS:
+            c = parts[part].get((method, dim), [])
+            if c and len(c) == cfg["n_folds"]:
+                row.update({rmse: _mean([v["rmse"] for v in c]), "mae" + rmse[4:]: _mean([v["mae"] for v in c]),
+                            rmse + "_folds": [v["rmse"] for v in c],
+                            f"layer2_factors_{tag}": [v["layer2_factor"] for v in c]})
+                if freq:
+                    row[freq] = c[0]["n_freq"]
         rows.append(row)
     return rows
 
