@@ -186,3 +186,21 @@ def test_a_centred_gram_matrix_gives_the_features_leave_one_out_at_small_penalti
         assert rmse(gram, i) == pytest.approx(rmse(feats, i), rel=1e-3)
     # the predictions do not depend on that direction
     np.testing.assert_allclose(gram.predict_gram(Kc[:5]), plain.predict_gram(Kc[:5]), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dual_leave_one_out_is_exact_where_the_ridge_interpolates(seed):
+    """D > n with an intercept: the centred rows' Gram matrix has the constant vector in its null space, and eigh
+    returns that eigenvalue at its rounding (~1e-13 here), not 0. Kept, it added ~rounding / (n α) to every H_ii,
+    more than the true 1 - H_ii (~α / λ_j) once α is small: leave-one-out residuals wrong by a factor of 100
+    (seed 0: 470 against 3.2) at the interpolating end of a λ grid, which biased the choice towards larger λ."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((40, 100)) * 3 + 5  # far from the origin: the centring removes a large mean
+    Y = np.eye(3)[rng.integers(0, 3, 40)]
+    alphas = [1e-9, 1e-7, 1e-3]
+    path = RidgePath(alphas).fit(X, Y)
+    assert path.dual_
+    for i, a in enumerate(alphas):
+        brute = np.array([Y[j] - Ridge(alpha=a, solver="svd").fit(np.delete(X, j, 0), np.delete(Y, j, 0))
+                          .predict(X[j:j + 1])[0] for j in range(len(X))])
+        np.testing.assert_allclose(path.loo_residuals(i), brute, atol=0.02 * np.abs(brute).max())

@@ -86,7 +86,7 @@ class _HoldoutFit:
         else:
             Kfit = K[np.ix_(idx, idx)]
             self.col = Kfit.mean(axis=0)
-            self.path.fit_gram(centre_gram(Kfit)[0], Y[idx])
+            self.path.fit_gram(centre_gram(Kfit)[0], Y[idx], centred=True)
 
     def predict_rows(self, rows):
         if self.col is None:
@@ -140,7 +140,9 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
         # the one ridge-path solver (α convention: alphas = N λ, see the module docstring); it clips the
         # eigenvalues of an indefinite Gram matrix at 0 and gives the exact LOO residuals for every α
         path = RidgePath(alphas)
-        path = path.fit_gram(Kc, Y) if kernel else path.fit(F, Y)
+        # centred=True: Kc's constant null direction is exact, not a rounding eigenvalue that the smallest α
+        # would turn into a second intercept in the leave-one-out hat matrix
+        path = path.fit_gram(Kc, Y, centred=True) if kernel else path.fit(F, Y)
         i, val = _loo_select(path, Y, y_train, classes)
         scores = path.predict_gram(Ktc, i) if kernel else path.predict(F_test, i)
         out.update(selection="loo", rel_lambda=float(rels[i]), val_accuracy=val)

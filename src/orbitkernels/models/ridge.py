@@ -41,6 +41,16 @@ def _eigh(A):
     return np.maximum(evals, 0.0), vecs
 
 
+def _zero_constant(evals, U):
+    """Set to 0, in place, the eigenvalue of the eigenvector closest to the constant one: the exact null direction
+    of a Gram matrix of centred rows. eigh returns it at its rounding, ~eps·||K|| (whether K is a centred kernel
+    or ΦcΦcᵀ of centred features: the error is the solver's, not the matrix's), and there it would count the
+    intercept a second time in the leave-one-out hat matrix, by ~rounding / (n α), once α is so small that the true
+    1 - H_ii (~α / λ_j) is smaller still: the interpolating end of a λ grid."""
+    if len(evals):
+        evals[int(np.argmax(np.abs(U.sum(axis=0))))] = 0.0
+
+
 def centre_gram(K_train, K_new=None):
     """Gram matrices centred in feature space on the mean feature of the training rows: (Kc, K_new_c).
 
@@ -100,6 +110,8 @@ class RidgePath:
             evals, V = _eigh(Xc.T @ Xc)
             return self._set(evals, V, V.T @ (Xc.T @ Yc), dual=False)
         evals, U = _eigh(Xc @ Xc.T)
+        if self.fit_intercept:  # the centred rows' Gram matrix has the constant vector in its null space
+            _zero_constant(evals, U)
         return self._set(evals, U, U.T @ Yc, dual=True)
 
     def fit_gram(self, K, Y, *, centred=False):
@@ -107,15 +119,13 @@ class RidgePath:
         ``fit_intercept`` (the intercept is then ȳ); predict with :meth:`predict_gram`.
 
         ``centred=True`` states that K is that centred matrix, so that the constant vector is in its null
-        space exactly: its eigenvalue is set to 0. Left at its rounding (~eps·||K||, against ~eps²·||K|| for
-        a Gram matrix of centred features), it would count the intercept twice in the leave-one-out hat
-        matrix once α is as small as that rounding, where 1 - H_ii is itself small."""
+        space exactly: its eigenvalue is set to 0 (see :func:`_zero_constant`)."""
         K = np.asarray(K, dtype=np.float64)
         Yc = self._targets(Y, len(K))
         self.x_mean_, self.Xc_ = None, None
         evals, U = _eigh(K)
-        if centred and len(K):
-            evals[int(np.argmax(np.abs(U.sum(axis=0))))] = 0.0
+        if centred:
+            _zero_constant(evals, U)
         return self._set(evals, U, U.T @ Yc, dual=True)
 
     @classmethod
