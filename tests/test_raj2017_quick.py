@@ -119,6 +119,18 @@ def test_rotated_mnist_quick(tmp_path, monkeypatch):
         assert cell["n_freq"] == wide["n_freq"] and cell["layer2_factor"] in wide["factors"]
         row = [r for r in res["data"]["rows"] if (r["method"], r["dim"]) == (method, int(dim))][0]
         assert row["accuracy_2layer_paper"] == cell["accuracy"]
+    # the same layer with orthogonal frequencies: its own cells, the headline's 2nd layer on its rows
+    orth = raj2017.CONFIGS["rotated_mnist"]["quick"]["layer2_orthogonal"]
+    heads = {h["name"]: h["ours"] for h in res["headline"]}
+    for key in orth["rows"]:
+        method, dim = key.split("|")
+        cell = res["cells"][f"orf|{key}"]
+        assert cell["n_freq"] == orth["n_freq"] and cell["frequencies"] == "orthogonal"
+        row = [r for r in res["data"]["rows"] if (r["method"], r["dim"]) == (method, int(dim))][0]
+        assert row["accuracy_2layer_orth"] == cell["accuracy"] and row["layer2_orth_freq"] == orth["n_freq"]
+        label = raj2017.LABELS[method]
+        assert heads[f"{label} accuracy % 2nd layer (D={dim}; 2nd layer {orth['n_freq'] / 1000:g}k orthogonal "
+                     "frequencies, the paper's width)"] == cell["accuracy"]
 
 
 def _fake_cifar(n_train=100, n_test=50, seed=0):
@@ -247,6 +259,11 @@ def test_rows_at_the_papers_protocol_carry_their_own_r_and_sampling_into_the_fea
     assert heads["LGIKA (RF) accuracy % (D=14000, r=100 qmc)"] == 96.5
     assert heads["LGIKA (RF) accuracy % 2nd layer (D=14000, r=100 qmc)"] == 95.5
     assert not any(name.startswith("LGIKA (RF) accuracy % (D=14000)") for name in heads)
+    assert heads[f"{raj2017.LABELS['lgika_rf_r100']} accuracy % (D=14000) vs paper LGIKA (RF)"] == 96.0
+    # a row beyond the paper is compared with the paper's row at that row's D only: smaller D are its curve
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads(rows + [row("lgika_rf_r100", 2000, 94.0)],
+                                                                 raj2017.PAPER_MNIST)}
+    assert not any(name.startswith(f"{raj2017.LABELS['lgika_rf_r100']} accuracy % (D=2000)") for name in heads)
     assert heads[f"{raj2017.LABELS['lgika_rf_r100']} accuracy % (D=14000) vs paper LGIKA (RF)"] == 96.0
     # the Nyström row at the paper's sampling too, against the paper's LGIKA (Nys)
     nys = raj2017.as_method("lgika_nys_r100")
@@ -446,6 +463,20 @@ def test_the_papers_width_second_layer_takes_the_headline_and_has_its_own_scope(
     assert scope(cfg, "wide|orig_rf|14000")["layer1"] == scope(cfg, "orig_rf|14000")
     narrower = {**cfg, "layer2_paper": {**cfg["layer2_paper"], "n_freq": 8000}}
     assert scope(narrower, "wide|orig_rf|14000") != scope(cfg, "wide|orig_rf|14000")
+    # orthogonal frequencies on the same row: the headline's 2nd layer, the i.i.d. layer its own cell beside it
+    orth = {**wide, "accuracy_2layer_orth": 90.0, "layer2_orth_freq": 17000}
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads([orth], raj2017.PAPER_MNIST)}
+    assert heads["Original (RF) accuracy % 2nd layer (D=14000; 2nd layer 17k orthogonal frequencies, the paper's "
+                 "width)"] == 90.0
+    assert heads["Original (RF) accuracy % 2nd layer, 17k i.i.d. frequencies (the paper's sampling) (D=14000) vs "
+                 "paper 2nd layer RF"] == 89.0
+    assert not any(name.endswith("(D=14000; 2nd layer 17k frequencies, the paper's width)") for name in heads)
+    assert scope(cfg, "orf|lgika_rf_r100_qmc|14000")["layer1"] == scope(cfg, "lgika_rf_r100_qmc|14000")
+    assert scope(cfg, "orf|lgika_rf_r100_qmc|14000")["frequencies"] == "orthogonal"
+    assert scope(without, "lgika_rf_r100_qmc|14000") == scope(cfg, "lgika_rf_r100_qmc|14000")
+    # the rows to compute are not part of a cell's scope: adding a row leaves the others' cells in place
+    more = {**cfg, "layer2_orthogonal": {**cfg["layer2_orthogonal"], "rows": ["orig_rf|14000"]}}
+    assert scope(more, "orf|lgika_rf_r100_qmc|14000") == scope(cfg, "orf|lgika_rf_r100_qmc|14000")
 
 
 def test_cells_can_be_postponed_by_pattern(monkeypatch):
@@ -485,6 +516,13 @@ def test_image_wide_cell_is_ridge_on_the_explicit_wide_layer_with_the_validation
     pred = Solver([res["lambda"] * len(fit)]).fit(Phi[fit], one_hot(y[fit], 3)).predict(Phi[test], 0)
     assert res["accuracy"] == pytest.approx(100.0 * np.mean(pred.argmax(1) == y[test]))
     assert res["accuracy"] > 60.0
+    # orthogonal frequencies: the same cell on the explicit features of WideLayer2(frequencies="orthogonal")
+    res = raj2017._image_wide_cell(F, y, train, valid, test, 3, 30, [0.25, 1.0], seed=0, frequencies="orthogonal")
+    wide = WideLayer2(F, 30, 0, frequencies="orthogonal")
+    assert res["frequencies"] == "orthogonal" and res["n_features"] == 60
+    Phi = wide._phi(F @ wide.Z, res["layer2_factor"] / layer2_scale(F, train, 0)).astype(np.float64)
+    pred = Solver([res["lambda"] * len(fit)]).fit(Phi[fit], one_hot(y[fit], 3)).predict(Phi[test], 0)
+    assert res["accuracy"] == pytest.approx(100.0 * np.mean(pred.argmax(1) == y[test]))
 
 
 def test_qm7_wide_cell_is_loo_ridge_on_the_explicit_wide_layer():

@@ -238,3 +238,24 @@ def test_probe_pointers_name_the_probes_of_one_experiment(tmp_path):
     assert "- Why? `s.py`, 1 variants." in lines and not any("Other" in l for l in lines)
     assert any("../fidelity.md" in l for l in lines)
     assert probe_pointers(tmp_path, "speech") == []
+
+
+def test_readme_second_layer_sentence_is_the_committed_results():
+    """The README's numbers for the second layer at the paper's width (orthogonal and i.i.d. frequencies) are the
+    rows of the committed Raj results, rounded as printed."""
+    import re
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    rows = {(r["method"], r["dim"]): r for r in read_json(RESULTS / "raj2017" / "rotated_mnist.json")["data"]["rows"]}
+    qm7 = {(r["method"], r["dim"]): r for r in read_json(RESULTS / "raj2017" / "qm7.json")["data"]["rows"]}
+    nys, rf, q = rows[("lgika_nys_r100_qmc", 7000)], rows[("lgika_rf_r100_qmc", 14000)], qm7[("lgika_rf", 20000)]
+    m = re.search(r"LGIKA \(Nys\) goes from ([\d.]+) % to ([\d.]+) % \(the paper's second layer: ([\d.]+) %\) and "
+                  r"LGIKA \(RF\) from ([\d.]+) % to ([\d.]+) %, on QM7 LGIKA \(RF\) from ([\d.]+) to ([\d.]+) RMSE, where "
+                  r"i.i.d. frequencies of the same width give ([\d.]+) %, ([\d.]+) % and ([\d.]+)", readme)
+    assert m, "the README should state the paper-width second layer's numbers"
+    stated = [float(v) for v in m.groups()]
+    measured = [nys["accuracy"], nys["accuracy_2layer_orth"], nys["paper_2layer"], rf["accuracy"],
+                rf["accuracy_2layer_orth"], q["rmse"], q["rmse_2layer_orth"], nys["accuracy_2layer_paper"],
+                rf["accuracy_2layer_paper"], q["rmse_2layer_paper"]]
+    assert stated == [round(v, 2) for v in measured]
+    assert nys["accuracy_2layer_orth"] >= nys["paper_2layer"]  # the sentence's "meets"

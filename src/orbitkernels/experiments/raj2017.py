@@ -247,6 +247,8 @@ CONFIGS = {
                       layer2_factors=[1.0], gicdf_templates=4, gicdf_bins=5, polar_angles=16,
                       layer2_exact={"rows": ["lgika_rf|60", "orig_nys|60"], "factors": [1 / 4, 1.0]},
                       layer2_paper={"rows": ["lgika_rf|60", "orig_nys|60"], "n_freq": 40, "factors": [1 / 4, 1.0]},
+                      layer2_orthogonal={"rows": ["lgika_rf|60"], "n_freq": 70, "factors": [1 / 4, 1.0],
+                                         "frequencies": "orthogonal"},
                       methods=["orig_rf", "orig_nys", "gicdf", "lgika_rf", "lgika_nys", "lgika_rf_polar"]),
         # ~75 min of one core for the first rows: D = 2000 for the paper's rows (r = 16 sampled rotations),
         # LGIKA-RF also at the paper's s = 7k templates (D = 14000), with r = 16 and with the paper's r = 100
@@ -281,6 +283,12 @@ CONFIGS = {
                         layer2_paper={"rows": ["orig_rf|14000", "orig_nys|7000", "lgika_rf_r100_qmc|14000",
                                                "lgika_nys_r100_qmc|7000"],
                                       "n_freq": 17000, "factors": [1 / 16, 1 / 4, 1.0]},
+                        # the same layer with orthogonal random frequencies (Yu et al. 2016; QM7's
+                        # layer2_orthogonal) on the LGIKA rows, the headline's 2nd layer where computed, beside the
+                        # i.i.d. frequencies of the paper's random Fourier features
+                        layer2_orthogonal={"rows": ["lgika_rf_r100_qmc|14000", "lgika_nys_r100_qmc|7000"],
+                                           "n_freq": 17000, "factors": [1 / 16, 1 / 4, 1.0],
+                                           "frequencies": "orthogonal"},
                         methods=["lgika_rf_polar", "lgika_rf", "orig_rf", "lgika_nys", "orig_nys", "gicdf", "gicdf_r100",
                                  "lgika_rf_r100", "lgika_rf_r100_qmc", "lgika_nys_r100_qmc", "lgika_nys_r100"]),
         "full": dict(n_train=None, n_valid=None, n_test=None, r=100, feature_dims=[14000], select_dim=2000,
@@ -1313,19 +1321,21 @@ def _centred_dual_solve(Kc, Yc, alpha, overwrite=False):
         return solve(A, Yc, assume_a="sym", overwrite_a=True)
 
 
-def _image_wide_cell(F, y, train, valid, test, n_classes, n_freq, factors, seed):
+def _image_wide_cell(F, y, train, valid, test, n_classes, n_freq, factors, seed, frequencies="gaussian"):
     """The 2nd RF layer at the paper's width (Raj §4.2: 17k templates) on an image row's first layer ``F``.
 
     :class:`~._raj_eval.WideLayer2`: ``n_freq`` Gaussian frequencies, a cos and a sin each (the first layer's
     convention), γ₂ = factor / median squared distance of the training rows (the scale of every 2nd layer and of
     the hyperkernel cells); factor and λ on the validation split (fit on the training rows), refit on train +
     validation, scored on the test rows, as the RLS cells are (penalty λ n, features centred: intercept).
+    ``frequencies``: "gaussian" (i.i.d., the paper's random Fourier features) or "orthogonal" (Yu et al. 2016:
+    the same law per frequency, orthogonal within blocks of the first layer's width).
     """
     lambdas = np.array(_LAMBDAS)
     fit_rows = np.concatenate([train, valid])
     ntr, nfit = len(train), len(fit_rows)
     scale = layer2_scale(F, train, seed)
-    wide = WideLayer2(F, n_freq, seed)
+    wide = WideLayer2(F, n_freq, seed, frequencies=frequencies)
     gammas = {f: f / scale for f in factors}
     K = wide.grams(fit_rows, list(gammas.values()))
     Y = one_hot(y[fit_rows], n_classes)
@@ -1347,7 +1357,7 @@ def _image_wide_cell(F, y, train, valid, test, n_classes, n_freq, factors, seed)
     del Kc
     pred = wide.predict(fit_rows, gammas[best], c, mu, test)
     return {"accuracy": 100.0 * float(np.mean(pred.argmax(1) == y[test])), "layer2_factor": best, "lambda": lam,
-            "n_freq": int(n_freq), "n_features": 2 * int(n_freq),
+            "n_freq": int(n_freq), "n_features": 2 * int(n_freq), "frequencies": frequencies,
             "valid_acc": {str(f): v.tolist() for f, v in table.items()}}
 
 
@@ -1476,7 +1486,11 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
         F, y, train, valid, test, n_classes, cfg["layer2_exact"]["factors"], seed))
     wide = on_first_layers("layer2_paper", "wide", lambda F: _image_wide_cell(
         F, y, train, valid, test, n_classes, cfg["layer2_paper"]["n_freq"], cfg["layer2_paper"]["factors"], seed))
-    return chosen, cells, hyper, wide
+    # the same layer with orthogonal random frequencies (the lower-variance estimate of the same hyperkernel)
+    orth = on_first_layers("layer2_orthogonal", "orf", lambda F: _image_wide_cell(
+        F, y, train, valid, test, n_classes, cfg["layer2_orthogonal"]["n_freq"], cfg["layer2_orthogonal"]["factors"],
+        seed, frequencies=cfg["layer2_orthogonal"].get("frequencies", "orthogonal")))
+    return chosen, cells, {"hyper": hyper, "wide": wide, "orf": orth}
 
 
 def _paper_row(method):
@@ -1501,6 +1515,8 @@ def _image_cell_scope(config, key):
     if key.startswith("wide|"):  # the row's own cell and the wide 2nd layer's width and grid
         return {"layer1": _image_cell_scope(config, key[len("wide|"):]),
                 "n_freq": config["layer2_paper"]["n_freq"], "factors": config["layer2_paper"]["factors"]}
+    if key.startswith("orf|"):  # the same with orthogonal frequencies
+        return {"layer1": _image_cell_scope(config, key[len("orf|"):]), **config["layer2_orthogonal"], "rows": None}
     head, dim = key.split("|")
     scope = {k: config.get(k) for k in _IMAGE_SHARED}
     if not config.get("select_dim"):
@@ -1516,18 +1532,22 @@ def _image_cell_scope(config, key):
     return scope
 
 
-def _image_rows(cells, paper, hyper=None, wide=None):
-    """One row per cell ("method|D"); ``hyper`` (keyed like ``cells``) adds the exact Gaussian hyperkernel on the
-    row's first layer (``accuracy_hyper``), ``wide`` the 2nd RF layer at the paper's width
-    (``accuracy_2layer_paper``, ``layer2_paper_freq``)."""
+def _image_rows(cells, paper, layer2=None):
+    """One row per cell ("method|D"); ``layer2`` ({part: cells keyed like ``cells``}) adds on the row's first layer
+    the exact Gaussian hyperkernel (part "hyper": ``accuracy_hyper``), the 2nd RF layer at the paper's width
+    ("wide": ``accuracy_2layer_paper``, ``layer2_paper_freq``) and the same with orthogonal frequencies ("orf":
+    ``accuracy_2layer_orth``, ``layer2_orth_freq``)."""
+    hyper, wide, orth = ((layer2 or {}).get(part) or {} for part in ("hyper", "wide", "orf"))
     rows = []
     for key, v in cells.items():
         method, dim = key.split("|")
         rows.append({"method": method, "label": LABELS.get(method, method), "dim": v["n_features"],
                      "accuracy": v["accuracy"], "accuracy_2layer": v.get("accuracy_2layer"),
-                     "accuracy_hyper": (hyper or {}).get(key, {}).get("accuracy"),
-                     "accuracy_2layer_paper": (wide or {}).get(key, {}).get("accuracy"),
-                     "layer2_paper_freq": (wide or {}).get(key, {}).get("n_freq"),
+                     "accuracy_hyper": hyper.get(key, {}).get("accuracy"),
+                     "accuracy_2layer_paper": wide.get(key, {}).get("accuracy"),
+                     "layer2_paper_freq": wide.get(key, {}).get("n_freq"),
+                     "accuracy_2layer_orth": orth.get(key, {}).get("accuracy"),
+                     "layer2_orth_freq": orth.get(key, {}).get("n_freq"),
                      "paper": paper.get(_paper_row(method), (None, None))[0],
                      "paper_2layer": paper.get(_paper_row(method), (None, None))[1],
                      "law": v.get("law"), "gamma_factor": v.get("gamma_factor"), "seconds": v.get("seconds")})
@@ -1536,8 +1556,10 @@ def _image_rows(cells, paper, hyper=None, wide=None):
 
 def _image_heads(rows, paper):
     """Headline cells: each paper row at its largest D, measured at the paper's own protocol where a row does
-    (``Method.reproduces``: r = 100 rotations), then the rows beyond the paper against the paper's LGIKA (RF)."""
-    heads = []
+    (``Method.reproduces``: r = 100 rotations), then the rows beyond the paper against the paper's row they stand
+    beside, at that row's D only (the paper's size: at a smaller D a row is a point of the curve over D, in the
+    figure and the notes, not a comparison on the paper's protocol)."""
+    heads, head_dim = [], {}
     for method in paper:
         own = sorted((r for r in rows if r["method"] == method), key=lambda r: r["dim"])
         at_protocol = sorted((r for r in rows if r["method"] != method and _paper_row(r["method"]) == method),
@@ -1546,10 +1568,21 @@ def _image_heads(rows, paper):
         if not rs:
             continue
         r = rs[-1]
+        head_dim[method] = r["dim"]
         m = METHODS.get(r["method"])
         size = f"D={r['dim']}" + (f", r={m.r}" + (f" {m.sampling}" if m.sampling else "") if at_protocol else "")
         heads.append(headline(f"{LABELS[method]} accuracy % ({size})", r["accuracy"], paper[method][0], "higher"))
-        if r.get("accuracy_2layer_paper") is not None and paper[method][1] is not None:
+        if r.get("accuracy_2layer_orth") is not None and paper[method][1] is not None:
+            # the paper's width with orthogonal frequencies (the lower-variance estimate of the same layer), and
+            # the i.i.d. frequencies of the paper's sampling as their own cell
+            heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer ({size}; 2nd layer "
+                                  f"{r['layer2_orth_freq'] / 1000:g}k orthogonal frequencies, the paper's width)",
+                                  r["accuracy_2layer_orth"], paper[method][1], "higher"))
+            if r.get("accuracy_2layer_paper") is not None:
+                heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer, {r['layer2_paper_freq'] / 1000:g}k "
+                                      f"i.i.d. frequencies (the paper's sampling) ({size}) vs paper 2nd layer RF",
+                                      r["accuracy_2layer_paper"], paper[method][1], "higher"))
+        elif r.get("accuracy_2layer_paper") is not None and paper[method][1] is not None:
             # the paper's protocol for the 2nd layer: its width (17k frequencies on Rotated MNIST)
             heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer ({size}; 2nd layer "
                                   f"{r['layer2_paper_freq'] / 1000:g}k frequencies, the paper's width)",
@@ -1564,8 +1597,10 @@ def _image_heads(rows, paper):
                                   paper[method][1], "higher"))
     # beyond the paper: the same estimator with another sampling of the group, compared with the paper's row
     for method, ref in (("lgika_rf_polar", "lgika_rf"), ("lgika_rf_r100", "lgika_rf"), ("lgika_nys_r100", "lgika_nys")):
-        for r in sorted((r for r in rows if r["method"] == method), key=lambda r: r["dim"]):
-            if ref in paper:
+        own = [r for r in rows if r["method"] == method]
+        at = head_dim.get(ref, max((r["dim"] for r in own), default=None))  # the largest D without the paper's row
+        for r in own:
+            if ref in paper and r["dim"] == at:
                 heads.append(headline(f"{LABELS[method]} accuracy % (D={r['dim']}) vs paper {LABELS[ref]}",
                                       r["accuracy"], paper[ref][0], "higher"))
     return heads
@@ -1583,9 +1618,10 @@ def _image_figure(rows, title, path, paper_line):
     fig, ax = plt.subplots(figsize=(10, 0.75 * len(rs) + 1.8))
     yy = np.arange(len(rs))
     h = 0.26
-    # the 2nd layer at the paper's width where its cell ran (the headline's), else the capped one
-    l2 = [r["accuracy_2layer_paper"] if r.get("accuracy_2layer_paper") is not None else r["accuracy_2layer"]
-          for r in rs]
+    # the 2nd layer at the paper's width where its cell ran (the headline's: orthogonal frequencies where
+    # computed), else the capped one
+    l2 = [next((r[k] for k in ("accuracy_2layer_orth", "accuracy_2layer_paper") if r.get(k) is not None),
+               r["accuracy_2layer"]) for r in rs]
     vals = [r["accuracy"] for r in rs] + [v or 100 for v in l2] + [r["paper"] or 100 for r in rs]
     lo = max(0.0, np.floor(min(vals) / 5) * 5 - 5)
     ax.barh(yy - h, [r["accuracy"] for r in rs], h, left=0, label="ours, 1 layer", color="tab:blue")
@@ -1638,9 +1674,8 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
             return PolarRotation((28, 28), n_angles=cfg.get("polar_angles", 64), angle=_angle_law(law))
         return ImageRotation((28, 28), angle=_angle_law(law))
 
-    chosen, cells, hyper, wide = _image_run(run, X, y, train, valid, test, 10, make_group, cfg, seed,
-                                            cfg["angles"])
-    rows = _image_rows(cells, PAPER_MNIST, hyper, wide)
+    chosen, cells, layer2 = _image_run(run, X, y, train, valid, test, 10, make_group, cfg, seed, cfg["angles"])
+    rows = _image_rows(cells, PAPER_MNIST, layer2)
     notes = (f"Rotated MNIST source: {b.source} (regenerated from mnist.npz following Larochelle et al. 2007 "
              "when 'regenerated': the official files are not available here). Configuration "
              f"'{cname}': r={cfg['r']} sampled rotations (paper 100), D = number of features (RF: D/2 frequencies "
@@ -1652,6 +1687,10 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
                 f"{cfg['layer2_paper']['n_freq']} frequencies with a cos and a sin (γ₂ factor over "
                 f"{cfg['layer2_paper']['factors']} and λ on validation; the headline's 2nd layer where computed)"
                 if cfg.get("layer2_paper") else "")
+             + (f"; on the rows {cfg['layer2_orthogonal']['rows']} that layer also with orthogonal random frequencies "
+                "(Yu et al. 2016: the same Gaussian law per frequency, orthogonal within blocks of the first layer's "
+                "width; the headline's 2nd layer where computed, the i.i.d. layer beside it)"
+                if cfg.get("layer2_orthogonal") else "")
              + f", GICDF {cfg['gicdf_templates']} templates x {2 * cfg['gicdf_bins'] + 1} CDF values. "
              "'lgika_rf_polar' (beyond the paper): "
              f"the same LGIKA-RF estimator with q on all A={cfg.get('polar_angles', 64)} grid rotations of "
@@ -1722,9 +1761,9 @@ def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, dat
     y = np.concatenate([ytr[ptr], yte[pte]])
     train, valid = np.arange(cfg["n_train"]), np.arange(cfg["n_train"], len(ptr))
     test = np.arange(len(ptr), len(X))
-    chosen, cells, hyper, wide = _image_run(run, X, y, train, valid, test, 10, lambda law: cifar_group(cfg), cfg, seed,
-                                      ["raj"])
-    rows = _image_rows(cells, PAPER_CIFAR, hyper, wide)
+    chosen, cells, layer2 = _image_run(run, X, y, train, valid, test, 10, lambda law: cifar_group(cfg), cfg, seed,
+                                       ["raj"])
+    rows = _image_rows(cells, PAPER_CIFAR, layer2)
     notes = (f"Configuration '{cname}': {cfg['n_train']} train / {cfg['n_valid']} validation / {cfg['n_test']} test "
              "images drawn at random (seed) from CIFAR-10's own splits. Group: isotropic scaling LogNormal(σ=0.3), "
              f"translation Normal(σ=0.3 half-widths = {cfg['shift_sigma_half_widths'] * 16:.1f} px), rotation "
@@ -1854,10 +1893,12 @@ def _qm7_tables(data):
 
 def _image_tables(name, data, root, quick):
     out = ["### All rows", "", "| method | D | angle law | γ factor | accuracy % | 2nd layer % | 2nd layer at the "
-           "paper's width % | paper | paper 2nd layer |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "paper's width % | the same, orthogonal frequencies % | exact hyperkernel % | paper | paper 2nd layer |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(data["rows"], key=lambda r: (r["method"], r["dim"])):
         out.append(f"| {r['label']} | {r['dim']} | {r['law']} | {r.get('gamma_factor')} | {_f(r['accuracy'])} "
-                   f"| {_f(r['accuracy_2layer'])} | {_f(r.get('accuracy_2layer_paper'))} | {_f(r['paper'])} "
+                   f"| {_f(r['accuracy_2layer'])} | {_f(r.get('accuracy_2layer_paper'))} "
+                   f"| {_f(r.get('accuracy_2layer_orth'))} | {_f(r.get('accuracy_hyper'))} | {_f(r['paper'])} "
                    f"| {_f(r['paper_2layer'])} |")
     out.append("")
     sel = data.get("selection") or {}
