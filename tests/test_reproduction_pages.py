@@ -259,3 +259,13 @@ def test_readme_second_layer_sentence_is_the_committed_results():
                 rf["accuracy_2layer_paper"], q["rmse_2layer_paper"]]
     assert stated == [round(v, 2) for v in measured]
     assert nys["accuracy_2layer_orth"] >= nys["paper_2layer"]  # the sentence's "meets"
+
+
+def test_rotated_mnist_headline_is_the_summary_of_its_stored_rows():
+    """The recorded headline of Table 2 is what the current summary makes of the recorded rows (2nd-layer cells:
+    orthogonal, i.i.d., hyperkernel; rows beyond the paper at the paper's size only)."""
+    res = read_json(RESULTS / "raj2017" / "rotated_mnist.json")
+    assert raj2017._image_heads(res["data"]["rows"], raj2017.PAPER_MNIST) == res["headline"]
+    beyond = [h["name"] for h in res["headline"] if "[beyond paper] accuracy % (D=" in h["name"]
+              or "(the paper's sampling) accuracy % (D=" in h["name"]]
+    assert beyond and all("(D=14000)" in n or "(D=7000)" in n for n in beyond)

@@ -788,6 +788,33 @@ def _qm7_cell_scope(config, key):
     return scope
 
 
+def _layer2_heads(r, label, metric, key, size, paper2, better):
+    """The 2nd-layer headline cells of one row (Tables 1 and 2 alike; ``key`` "rmse" or "accuracy" names the row's
+    fields, ``metric`` the cell's unit): the layer at the paper's width with orthogonal frequencies where computed
+    (the lower-variance estimate of the same layer), with the i.i.d. frequencies of the paper's sampling as their
+    own cell; else the layer at the paper's width (its protocol: 10k templates on QM7, 17k on Rotated MNIST); else
+    the capped layer; then the exact Gaussian hyperkernel that the layer approximates (its D₂ → ∞ limit)."""
+    if paper2 is None:
+        return []
+    heads = []
+    if r.get(f"{key}_2layer_orth") is not None:
+        heads.append(headline(f"{label} {metric} 2nd layer ({size}; 2nd layer {r['layer2_orth_freq'] / 1000:g}k "
+                              "orthogonal frequencies, the paper's width)", r[f"{key}_2layer_orth"], paper2, better))
+        if r.get(f"{key}_2layer_paper") is not None:
+            heads.append(headline(f"{label} {metric} 2nd layer, {r['layer2_paper_freq'] / 1000:g}k i.i.d. frequencies "
+                                  f"(the paper's sampling) ({size}) vs paper 2nd layer RF", r[f"{key}_2layer_paper"],
+                                  paper2, better))
+    elif r.get(f"{key}_2layer_paper") is not None:
+        heads.append(headline(f"{label} {metric} 2nd layer ({size}; 2nd layer {r['layer2_paper_freq'] / 1000:g}k "
+                              "frequencies, the paper's width)", r[f"{key}_2layer_paper"], paper2, better))
+    elif r.get(f"{key}_2layer") is not None:
+        heads.append(headline(f"{label} {metric} 2nd layer ({size})", r[f"{key}_2layer"], paper2, better))
+    if r.get(f"{key}_hyper") is not None:
+        heads.append(headline(f"{label} {metric} 2nd layer as the exact Gaussian hyperkernel [beyond paper] ({size}) "
+                              "vs paper 2nd layer RF", r[f"{key}_hyper"], paper2, better))
+    return heads
+
+
 def _qm7_headlines(rows, cfg, beyond):
     """Headline cells: each of the paper's rows at its largest D computed on every fold (the paper's size where
     the configuration reaches it; the smaller D stay in the page's tables), then the rows beyond the paper. A row
@@ -812,28 +839,7 @@ def _qm7_headlines(rows, cfg, beyond):
             label = LABELS[r["method"]]
             d = "exact" if r["dim"] is None else f"D={r['dim']}"
             heads.append(headline(f"{label} RMSE ({d})", r["rmse"], paper[0], "lower"))
-            if paper[1] is not None and r.get("rmse_2layer_orth") is not None:
-                # the paper's width with orthogonal frequencies (the lower-variance estimate of the same layer)
-                heads.append(headline(f"{label} RMSE 2nd layer ({d}; 2nd layer {r['layer2_orth_freq'] / 1000:g}k "
-                                      "orthogonal frequencies, the paper's width)", r["rmse_2layer_orth"], paper[1],
-                                      "lower"))
-                if r.get("rmse_2layer_paper") is not None:
-                    heads.append(headline(f"{label} RMSE 2nd layer, {r['layer2_paper_freq'] / 1000:g}k i.i.d. "
-                                          f"frequencies (the paper's sampling) ({d}) vs paper 2nd layer RF",
-                                          r["rmse_2layer_paper"], paper[1], "lower"))
-            elif paper[1] is not None and r.get("rmse_2layer_paper") is not None:
-                # the paper's protocol for the 2nd layer: its width (10k templates, as every RF map of Table 1)
-                heads.append(headline(f"{label} RMSE 2nd layer ({d}; 2nd layer "
-                                      f"{r['layer2_paper_freq'] / 1000:g}k frequencies, the paper's width)",
-                                      r["rmse_2layer_paper"], paper[1], "lower"))
-            elif paper[1] is not None and r.get("rmse_2layer") is not None:
-                heads.append(headline(f"{label} RMSE 2nd layer ({d})", r["rmse_2layer"],
-                                      paper[1], "lower"))
-            if paper[1] is not None and r.get("rmse_hyper") is not None:
-                # the Gaussian hyperkernel that the 2nd RF layer approximates, exactly: the layer's limit
-                heads.append(headline(f"{label} RMSE 2nd layer as the exact Gaussian hyperkernel "
-                                      f"[beyond paper] ({d}) vs paper 2nd layer RF", r["rmse_hyper"], paper[1],
-                                      "lower"))
+            heads += _layer2_heads(r, label, "RMSE", "rmse", d, paper[1], "lower")
     for r in rows:
         if (r["method"] in ("lgika_nys_lap", "orig_krr_lap", "sort_krr_lap") and r["dim"] in (None, top)) or (
                 beyond and r["method"] in beyond["methods"] and r["n_folds"] == n_folds):
@@ -1572,29 +1578,7 @@ def _image_heads(rows, paper):
         m = METHODS.get(r["method"])
         size = f"D={r['dim']}" + (f", r={m.r}" + (f" {m.sampling}" if m.sampling else "") if at_protocol else "")
         heads.append(headline(f"{LABELS[method]} accuracy % ({size})", r["accuracy"], paper[method][0], "higher"))
-        if r.get("accuracy_2layer_orth") is not None and paper[method][1] is not None:
-            # the paper's width with orthogonal frequencies (the lower-variance estimate of the same layer), and
-            # the i.i.d. frequencies of the paper's sampling as their own cell
-            heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer ({size}; 2nd layer "
-                                  f"{r['layer2_orth_freq'] / 1000:g}k orthogonal frequencies, the paper's width)",
-                                  r["accuracy_2layer_orth"], paper[method][1], "higher"))
-            if r.get("accuracy_2layer_paper") is not None:
-                heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer, {r['layer2_paper_freq'] / 1000:g}k "
-                                      f"i.i.d. frequencies (the paper's sampling) ({size}) vs paper 2nd layer RF",
-                                      r["accuracy_2layer_paper"], paper[method][1], "higher"))
-        elif r.get("accuracy_2layer_paper") is not None and paper[method][1] is not None:
-            # the paper's protocol for the 2nd layer: its width (17k frequencies on Rotated MNIST)
-            heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer ({size}; 2nd layer "
-                                  f"{r['layer2_paper_freq'] / 1000:g}k frequencies, the paper's width)",
-                                  r["accuracy_2layer_paper"], paper[method][1], "higher"))
-        elif r["accuracy_2layer"] is not None and paper[method][1] is not None:
-            heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer ({size})", r["accuracy_2layer"],
-                                  paper[method][1], "higher"))
-        if r.get("accuracy_hyper") is not None and paper[method][1] is not None:
-            # the Gaussian hyperkernel that the 2nd RF layer approximates, exactly: the layer's limit
-            heads.append(headline(f"{LABELS[method]} accuracy % 2nd layer as the exact Gaussian hyperkernel "
-                                  f"[beyond paper] ({size}) vs paper 2nd layer RF", r["accuracy_hyper"],
-                                  paper[method][1], "higher"))
+        heads += _layer2_heads(r, LABELS[method], "accuracy %", "accuracy", size, paper[method][1], "higher")
     # beyond the paper: the same estimator with another sampling of the group, compared with the paper's row
     for method, ref in (("lgika_rf_polar", "lgika_rf"), ("lgika_rf_r100", "lgika_rf"), ("lgika_nys_r100", "lgika_nys")):
         own = [r for r in rows if r["method"] == method]
