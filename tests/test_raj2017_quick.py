@@ -503,7 +503,7 @@ def test_image_wide_cell_is_ridge_on_the_explicit_wide_layer_with_the_validation
     y = rng.randint(0, 3, 90)
     F = (rng.standard_normal((90, 6)) + 1.5 * np.eye(6)[y]).astype(np.float32)
     train, valid, test = np.arange(50), np.arange(50, 65), np.arange(65, 90)
-    res = raj2017._image_wide_cell(F, y, train, valid, test, 3, 30, [0.25, 1.0], seed=0)
+    res = raj2017._image_wide_cell(F, y, train, valid, test, 3, {"n_freq": 30, "factors": [0.25, 1.0]}, seed=0)
     assert res["layer2_factor"] in (0.25, 1.0) and res["n_features"] == 60
     assert max(res["valid_acc"][str(res["layer2_factor"])]) == max(max(v) for v in res["valid_acc"].values())
     wide = WideLayer2(F, 30, 0)
@@ -517,7 +517,8 @@ def test_image_wide_cell_is_ridge_on_the_explicit_wide_layer_with_the_validation
     assert res["accuracy"] == pytest.approx(100.0 * np.mean(pred.argmax(1) == y[test]))
     assert res["accuracy"] > 60.0
     # orthogonal frequencies: the same cell on the explicit features of WideLayer2(frequencies="orthogonal")
-    res = raj2017._image_wide_cell(F, y, train, valid, test, 3, 30, [0.25, 1.0], seed=0, frequencies="orthogonal")
+    res = raj2017._image_wide_cell(F, y, train, valid, test, 3, {"n_freq": 30, "factors": [0.25, 1.0],
+                                                                   "frequencies": "orthogonal"}, seed=0)
     wide = WideLayer2(F, 30, 0, frequencies="orthogonal")
     assert res["frequencies"] == "orthogonal" and res["n_features"] == 60
     Phi = wide._phi(F @ wide.Z, res["layer2_factor"] / layer2_scale(F, train, 0)).astype(np.float64)

@@ -1327,16 +1327,19 @@ def _centred_dual_solve(Kc, Yc, alpha, overwrite=False):
         return solve(A, Yc, assume_a="sym", overwrite_a=True)
 
 
-def _image_wide_cell(F, y, train, valid, test, n_classes, n_freq, factors, seed, frequencies="gaussian"):
+def _image_wide_cell(F, y, train, valid, test, n_classes, wide_cfg, seed):
     """The 2nd RF layer at the paper's width (Raj §4.2: 17k templates) on an image row's first layer ``F``.
 
-    :class:`~._raj_eval.WideLayer2`: ``n_freq`` Gaussian frequencies, a cos and a sin each (the first layer's
-    convention), γ₂ = factor / median squared distance of the training rows (the scale of every 2nd layer and of
-    the hyperkernel cells); factor and λ on the validation split (fit on the training rows), refit on train +
-    validation, scored on the test rows, as the RLS cells are (penalty λ n, features centred: intercept).
-    ``frequencies``: "gaussian" (i.i.d., the paper's random Fourier features) or "orthogonal" (Yu et al. 2016:
-    the same law per frequency, orthogonal within blocks of the first layer's width).
+    :class:`~._raj_eval.WideLayer2`: ``wide_cfg["n_freq"]`` Gaussian frequencies, a cos and a sin each (the first
+    layer's convention), γ₂ = factor / median squared distance of the training rows (the scale of every 2nd layer
+    and of the hyperkernel cells); factor (over ``wide_cfg["factors"]``) and λ on the validation split (fit on the
+    training rows), refit on train + validation, scored on the test rows, as the RLS cells are (penalty λ n,
+    features centred: intercept). ``wide_cfg``: the configuration's part for the layer, as :func:`_qm7_wide_cell`
+    reads it ("layer2_paper", or "layer2_orthogonal" whose ``frequencies`` is "orthogonal": Yu et al. 2016, the
+    same law per frequency, orthogonal within blocks of the first layer's width; default "gaussian", i.i.d.).
     """
+    n_freq, factors = wide_cfg["n_freq"], wide_cfg["factors"]
+    frequencies = wide_cfg.get("frequencies", "gaussian")
     lambdas = np.array(_LAMBDAS)
     fit_rows = np.concatenate([train, valid])
     ntr, nfit = len(train), len(fit_rows)
@@ -1491,11 +1494,10 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
     hyper = on_first_layers("layer2_exact", "hyper", lambda F: _image_hyper_cell(
         F, y, train, valid, test, n_classes, cfg["layer2_exact"]["factors"], seed))
     wide = on_first_layers("layer2_paper", "wide", lambda F: _image_wide_cell(
-        F, y, train, valid, test, n_classes, cfg["layer2_paper"]["n_freq"], cfg["layer2_paper"]["factors"], seed))
+        F, y, train, valid, test, n_classes, cfg["layer2_paper"], seed))
     # the same layer with orthogonal random frequencies (the lower-variance estimate of the same hyperkernel)
     orth = on_first_layers("layer2_orthogonal", "orf", lambda F: _image_wide_cell(
-        F, y, train, valid, test, n_classes, cfg["layer2_orthogonal"]["n_freq"], cfg["layer2_orthogonal"]["factors"],
-        seed, frequencies=cfg["layer2_orthogonal"].get("frequencies", "orthogonal")))
+        F, y, train, valid, test, n_classes, cfg["layer2_orthogonal"], seed))
     return chosen, cells, {"hyper": hyper, "wide": wide, "orf": orth}
 
 
