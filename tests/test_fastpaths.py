@@ -215,3 +215,32 @@ def test_template_spectrum_is_contiguous_for_the_gemm(group, rng):
         assert plan.strategy.name in ("polar", "fft")
         Th = plan.strategy._correlator(plan.strategy.prepared(plan, dtype)).Th
         assert Th.flags.c_contiguous and Th.dtype == (np.complex64 if dtype == np.float32 else np.complex128)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fused", [True, False])
+def test_gemm_path_kernels_from_dots_equal_scikit_learns_on_the_moved_landmarks(kernel, dtype, fused, rng):
+    """Raj Eq. 8 on the templates side: ψ(x) = L Σ_k w_k k(x, g_k^{-1} z), the Gaussian from one GEMM of dot
+    products with each moved landmark's own norm (a bilinear rotation is not unitary), against scikit-learn's
+    pairwise kernel on the explicitly moved landmarks."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    from orbitkernels.backends import use_numba
+
+    g = ImageRotation((9, 9))
+    X = smooth_images(12, 9, rng).astype(dtype)
+    f = OrbitNystroem(g, kernel=kernel, gamma=0.05, n_components=7, n_group_samples=5, sampling="iid",
+                      fast_path="gemm", random_state=0).fit(X)
+    assert f.plan_.path == "gemm" and f.plan_.from_dots
+    E, w, Z = f.group_elements_, f.group_weights_, f.components_
+    moved = g.act_inverse(Z, E)  # (r, s, d)
+    norms = (moved**2).sum(-1)
+    assert np.abs(norms / (Z**2).sum(-1) - 1).max() > 1e-2  # the norms differ: |z|² in place of |g^{-1} z|² fails
+    params = {"gamma": 0.05} if kernel == "rbf" else {}
+    pooled = sum(wk * pairwise_kernels(X.astype(float), Mk, metric=kernel, **params) for wk, Mk in zip(w, moved))
+    with use_numba(fused):
+        F = f.transform(X)
+    assert F.dtype == dtype
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(F, pooled @ f.normalization_.T, rtol=tol, atol=tol * np.abs(F).max())

@@ -58,14 +58,34 @@ from .utils.io import atomic_write_json
 __all__ = ["run_benchmarks", "BENCHMARKS", "summarize", "render_markdown"]
 
 
+def _fft_workers():
+    """The threads the NumPy back-end gives SciPy's FFTs now (under :func:`_limit`: the benchmark's count)."""
+    from .backends.numpy import _workers
+
+    return _workers()
+
+
 def _threads():
     return int(os.environ.get("ORBITKERNELS_BENCH_THREADS", "1"))
 
 
+@contextlib.contextmanager
 def _limit(n):
+    """``n`` threads for BLAS/OpenMP (threadpoolctl) and for SciPy's FFTs, whose ``workers`` the NumPy back-end
+    takes from ``OMP_NUM_THREADS`` (else every core): until 2026-11-25 the benchmarks ran their FFTs on both
+    cores of the machine while BLAS ran on one."""
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(limits=n)
+    saved = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = str(int(n))
+    try:
+        with threadpool_limits(limits=n):
+            yield
+    finally:
+        if saved is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = saved
 
 
 def _best(fn, repeat=3):
@@ -109,6 +129,12 @@ def _mnist(n, rotated=False, seed=0):
     return X.astype(np.float32)
 
 
+def _rel_diff(F, F_ref):
+    """||F - F_ref|| / ||F_ref|| (Frobenius, in float64)."""
+    F, F_ref = np.asarray(F, np.float64), np.asarray(F_ref, np.float64)
+    return float(np.linalg.norm(F - F_ref) / np.linalg.norm(F_ref))
+
+
 def _gram_error(F, F_ref):
     K, K0 = F @ F.T, F_ref @ F_ref.T
     return float(np.linalg.norm(K - K0) / np.linalg.norm(K0))
@@ -140,6 +166,33 @@ def _cos_bound(s, r, dtype=np.float32, n=16):
     return run, n
 
 
+def _fft_cos_bound(s, r, dtype=np.float32, n=16):
+    """(callable, images per call): the spectral paths' floor, the inverse real FFTs of s spectra of length r per
+    image (already in the FFTs' layout: no transposition) and the fused weighted cosine over the s·r values.
+
+    Any path that computes the s·r correlations by FFT (the cyclic and polar paths, Raj Eq. 7 with a grid of r
+    angles) must spend at least this; :func:`_cos_bound` leaves out the FFTs, which cost ~1.8 ns per output
+    value with SciPy's pocketfft in float32 against ~0.36 ns for the fused cosine. The back-end's ``irfftn``
+    and ``trig_pool`` on the engine's 2 MiB blocks.
+    """
+    from .backends import get_backend
+
+    bk = get_backend("numpy")
+    rng = np.random.default_rng(0)
+    nf = r // 2 + 1
+    cdt = np.complex64 if np.dtype(dtype) == np.float32 else np.complex128
+    C = (rng.standard_normal((n, s, nf)) + 1j * rng.standard_normal((n, s, nf))).astype(cdt)
+    w = np.full(r, 1.0 / r)
+    off = rng.uniform(0, 2 * np.pi, s)
+    blk = max(1, (2 * 2**20) // (s * r * np.dtype(dtype).itemsize))
+
+    def run():
+        for a in range(0, n, blk):
+            bk.trig_pool(bk.irfftn(C[a : a + blk], (r,), (2,)), w, off)
+
+    return run, n
+
+
 def _fused_on():
     from .backends import numba_active
 
@@ -163,7 +216,9 @@ def bench_rotations_rf(quick=False):
     and output="cos", the naive path's features, set): it resolves to the polar path with the fused
     kernels when numba is installed. Every rate is measured in the same round-robin rounds; the
     variants with the fused kernels switched off (``use_numba(False)``) are recorded beside them.
-    ``fraction_of_cos_bound``: the path's images/s over the fused cosine's alone over s·r values.
+    ``fraction_of_cos_bound``: the path's images/s over the fused cosine's alone over s·r values;
+    ``fraction_of_fft_cos_bound`` (the FFT paths): over the inverse FFTs and the fused cosine alone
+    (:func:`_fft_cos_bound`), the floor of any path that correlates by FFT.
     """
     from sklearn.kernel_approximation import RBFSampler
 
@@ -206,6 +261,7 @@ def bench_rotations_rf(quick=False):
     n_imgs["naive"] = n_naive
     bound_fn, n_imgs["bound: fused cosine"] = _cos_bound(s, r)
     fns["bound: fused cosine"] = bound_fn
+    fns["bound: inverse FFT + fused cosine"], n_imgs["bound: inverse FFT + fused cosine"] = _fft_cos_bound(s, r)
     if numba_available():
         fns["bound: numpy passes"] = _numba_off(bound_fn)
         n_imgs["bound: numpy passes"] = n_imgs["bound: fused cosine"]
@@ -218,6 +274,7 @@ def bench_rotations_rf(quick=False):
     rate = {k: n_imgs[k] / t for k, t in times.items() if not k.startswith("bound")}
     bound = {k.split(": ")[1]: n_imgs[k] / t for k, t in times.items() if k.startswith("bound")}
     bound["fused"] = bound.pop("fused cosine")
+    fft_bound = bound.pop("inverse FFT + fused cosine")
     F_naive = outs["naive"]
     # Monte-Carlo reference: the same naive kernel with other frequencies and rotations
     other = OrbitFourierFeatures(g, gamma=gamma, n_components=s, n_group_samples=r, sampling="iid", output="cos",
@@ -237,6 +294,9 @@ def bench_rotations_rf(quick=False):
         "speedup_vs_naive": {k_: v / rate["naive"] for k_, v in rate.items() if k_ != "naive"},
         "cos_bound_images_per_s": bound,
         "fraction_of_cos_bound": {k_: v / bound["fused"] for k_, v in rate.items() if k_ != "naive"},
+        # the FFT paths' own floor: their inverse FFTs alone cost several times the cosine
+        "fft_cos_bound_images_per_s": fft_bound,
+        "fraction_of_fft_cos_bound": {k_: rate[k_] / fft_bound for k_ in ("polar_fft", "default", "default_cos_sin")},
         "goal_default_vs_naive": 20.0,
         "kernel_rel_error_vs_naive": {
             "template_gemm (same omega, same rotations)": _gram_error(outs["template_gemm"][:k], F_naive),
@@ -292,6 +352,24 @@ def _transform_map_per_block(nys, X):
         nys._pool_spec = spec
 
 
+def _transform_sklearn_kernel(nys, X):
+    """``nys.transform(X)`` on the GEMM path as the engine ran it before 2026-11-25: scikit-learn's ``rbf_kernel``
+    (float64 distances and exponential) against the float64 moved landmarks, in chunks of the budget it gave them
+    (three float64 temporaries of the s·r similarities per row), the weighted mean and the map."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    plan = nys.plan_
+    T = plan._transformed_templates(np.float64)
+    s, r = plan.n_templates, plan.n_elements
+    rows = max(1, int(nys.max_memory_mb * 2**20 // (5 * s * r * 8)))
+    w, post = nys.group_weights_, nys.normalization_.T
+    out = np.empty((len(X), s), X.dtype)
+    for a in range(0, len(X), rows):
+        K = rbf_kernel(X[a : a + rows], T, gamma=nys.gamma_).reshape(-1, s, r)
+        out[a : a + rows] = (K @ w) @ post
+    return out
+
+
 def bench_rotations_nystroem(quick=False):
     """LGIKA-Nys, rotations, d=784, s=2000 landmarks, r=64: naive vs the default estimator vs template GEMM (Raj Eq. 8).
 
@@ -336,6 +414,7 @@ def bench_rotations_nystroem(quick=False):
 
     fns = {"naive": lambda: naive(X[:n_naive]), "default": lambda: default.transform(X),
            "template_gemm": lambda: tmpl.transform(X),
+           "template_gemm, scikit-learn's float64 kernel (before)": lambda: _transform_sklearn_kernel(tmpl, X),
            "default, map per block (before)": lambda: _transform_map_per_block(default, X)}
     if numba_available():
         fns["default (fused kernels off)"] = _numba_off(fns["default"])
@@ -370,6 +449,10 @@ def bench_rotations_nystroem(quick=False):
         },
         "max_abs_diff_map_per_block_vs_per_chunk": float(np.abs(outs["default"]
                                                                 - outs["default, map per block (before)"]).max()),
+        "speedup_gemm_dots_vs_sklearn_kernel": times["template_gemm, scikit-learn's float64 kernel (before)"]
+        / times["template_gemm"],
+        "rel_diff_gemm_dots_float32_vs_sklearn_float64": _rel_diff(
+            outs["template_gemm"], outs["template_gemm, scikit-learn's float64 kernel (before)"]),
     }
     if "default (fused kernels off)" in outs:
         res["speedup_fused_vs_off"] = times["default (fused kernels off)"] / times["default"]
@@ -803,6 +886,15 @@ def bench_rotated_mnist_full(quick=False):
                         "images_per_s": n_feat / t_feat, "validation_accuracy": val, "alpha": best,
                         "test_accuracy": acc},
            "goal_total_min": 30.0, "goal_total_min_issue16": 2.0}
+    # the features' floor on the polar path: the inverse FFTs and the fused cosine alone (no resampling, no forward
+    # FFTs, no per-frequency GEMM, no transposition), per image, times the images mapped; with the measured fit,
+    # the least this configuration can take by FFT correlation on this machine
+    run, n_b = _fft_cos_bound(s, r, n=32)
+    run()
+    per_image = _best_interleaved({"floor": run}, repeat=3)[0]["floor"] / n_b
+    out["floor"] = {"fft_cos_features_s": per_image * n_feat, "fft_cos_us_per_image": per_image * 1e6,
+                    "total_min_at_floor_with_measured_fit": (per_image * n_feat + t_fit) / 60,
+                    "features_over_floor": t_feat / (per_image * n_feat)}
     if quick:
         # cholesky_path costs one Gram matrix (N p^2 primal, N^2 p dual) and one Cholesky factorisation per α
         # (p^3/3 or N^3/3): scale the measured fit by that model, not linearly in N.
@@ -857,10 +949,27 @@ VARIANTS = {
                     "(no transposition, no c2r), pooled in the 'rns' layout", "status": "reverted",
          "evidence": "benchmarks/probes/perf/spectral_layouts.py: 809 against 560 us per row at s = 2000, 5691 "
                      "against 4122 at s = 7000 (the DFT is 5x the FFT's flops)"},
+        {"variant": "the inverse real DFT fused with the cosine pooling, straight from the spectrum (nf, rows, s) as "
+                    "the per-frequency GEMM leaves it: per tile of 128 templates a Stockham FFT of radices 4, 2, 3, 5 "
+                    "vectorised across the templates, then the weighted cosine (no transposition, no pocketfft pass)",
+         "status": "reverted",
+         "evidence": "benchmarks/probes/perf/fft_pool_fused.py (results/bench/fft_pool_fused_probe.json): the same "
+                     "features (4e-7), 346 against 360 us per image at s = 2000 / 64 angles (4 %) and 3149 against "
+                     "1939 at s = 7000 / 100 (1.6x slower: pocketfft's c2r is ~120 ns per template there, the "
+                     "Stockham stages ~400). A cache-blocked numba transposition of the spectrum, faster in isolation "
+                     "(105 against 163 us), gives 2281 / 2204 / 380 against 2249 / 2251 / 380 images/s in the "
+                     "estimator (cos, cos/sin, Rotated MNIST shape): not kept"},
         {"variant": "polar resampling as a numba sparse gather", "status": "not tried",
          "evidence": "profile of the default estimator: the SciPy CSR product is under 1% of transform time"},
     ],
     "rotations_nystroem": [
+        {"variant": "the template (GEMM) path's Gaussian from one GEMM of dot products in the compute precision, "
+                    "the moved landmarks carrying |g^-1 z|²/2 as one more column, pooled by the fused Gaussian orbit "
+                    "mean block by block, instead of scikit-learn's rbf_kernel in float64 (three float64 temporaries "
+                    "of the s·r similarities per row, chunks of a few rows)", "status": "kept",
+         "evidence": "speedup_gemm_dots_vs_sklearn_kernel and rel_diff_gemm_dots_float32_vs_sklearn_float64 here "
+                     "(same rounds); tests/test_fastpaths.py::test_gemm_path_kernels_from_dots_equal_scikit_learns_"
+                     "on_the_moved_landmarks"},
         {"variant": "Nyström's K_ZZ^{-1/2} (s x s) applied once per memory chunk, one GEMM, instead of once per "
                     "cache-sized pooled block (a row or two at s = 2000, r = 100: each block read the whole map)",
          "status": "kept", "evidence": "speedup_map_per_chunk_vs_per_block here (same rounds); "
@@ -991,7 +1100,7 @@ def _environment():
 
     env = {"orbitkernels": __version__, "python": platform.python_version(), "numpy": np.__version__,
            "scipy": scipy.__version__, "sklearn": sklearn.__version__, "cpu_count": os.cpu_count(),
-           "machine": platform.machine(), "cpu_simd": _cpu_simd(), "blas_threads": _threads(), "gpu": _gpu_name()}
+           "machine": platform.machine(), "cpu_simd": _cpu_simd(), "blas_threads": _threads(), "fft_workers": _fft_workers(), "gpu": _gpu_name()}
     try:
         env["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                            cwd=Path(__file__).parent).stdout.strip() or None
@@ -1015,8 +1124,10 @@ def summarize(name, res):
             fb = res["fraction_of_cos_bound"]
             return (f"default estimator (polar path, {res['config']['fused_kernels']}) {sp['default']:.1f}x the naive "
                     f"path (goal {res['goal_default_vs_naive']:.0f}x), {_pct(fb['default'])} of the fused-cosine bound "
-                    f"({res['cos_bound_images_per_s']['fused']:.0f} images/s); template GEMM {sp['template_gemm']:.1f}x; "
-                    f"{fps['default']:.0f} vs {fps['naive']:.0f} images/s")
+                    f"({res['cos_bound_images_per_s']['fused']:.0f} images/s)"
+                    + (f", {_pct(res['fraction_of_fft_cos_bound']['default'])} of the inverse-FFT + cosine floor "
+                       f"({res['fft_cos_bound_images_per_s']:.0f} images/s)" if "fraction_of_fft_cos_bound" in res else "")
+                    + f"; template GEMM {sp['template_gemm']:.1f}x; {fps['default']:.0f} vs {fps['naive']:.0f} images/s")
         if name == "rotations_nystroem":
             sp, fps = res["speedup_vs_naive"], res["features_per_s"]
             line = (f"default estimator ({res['config']['default_path']} path, "
@@ -1028,6 +1139,10 @@ def summarize(name, res):
                          f"({res['rbf_bound_images_per_s']:.0f} images/s)")
             if "speedup_fused_vs_off" in res:
                 line += f"; fused Gaussian orbit mean {res['speedup_fused_vs_off']:.2f}x the NumPy passes"
+            if "speedup_gemm_dots_vs_sklearn_kernel" in res:
+                line += (f"; template GEMM's Gaussian from dot products {res['speedup_gemm_dots_vs_sklearn_kernel']:.1f}x "
+                         f"scikit-learn's float64 kernel (features within "
+                         f"{res['rel_diff_gemm_dots_float32_vs_sklearn_float64']:.1e})")
             return line
         if name == "polar_accuracy":
             return ", ".join(f"{k}: {v['test_accuracy']:.3f} ({v['features_s']:.1f} s)"
@@ -1087,9 +1202,15 @@ def summarize(name, res):
                         f"{res['extrapolated_full']['total_min']:.1f} min (goal {res['goal_total_min']:.0f} min)")
             cpu = (f"; {m['total_cpu_min']:.1f} CPU min (goal {res['goal_total_min_issue16']:.0f} min)"
                    if "total_cpu_min" in m else "")
+            floor = ""
+            if "floor" in res:
+                fl = res["floor"]
+                floor = (f"; floor of the features (inverse FFTs + fused cosine alone) {fl['fft_cos_features_s']:.0f} s, "
+                         f"{fl['total_min_at_floor_with_measured_fit']:.1f} min with the ridge (features at "
+                         f"{fl['features_over_floor']:.1f}x the floor)")
             return (f"full configuration ({res['config']['n_images']} images) measured: {m['total_min']:.1f} min "
                     f"(features {m['features_s']:.0f} s, ridge {m['fit_s']:.0f} s; goal {res['goal_total_min']:.0f} "
-                    f"min){cpu}, test accuracy {m['test_accuracy']:.4f}")
+                    f"min){cpu}, test accuracy {m['test_accuracy']:.4f}{floor}")
     except (KeyError, TypeError, IndexError, ValueError) as exc:  # an older results file
         return f"(no summary: {exc!r})"
     return ""
@@ -1111,7 +1232,8 @@ def render_markdown(results_dir="results/bench", quick=False):
         rec = json.loads(path.read_text())
         lines += [f"**{summarize(name, rec['results'])}**", "",
                   f"Wall time {rec['wall_s']:.0f} s, load average {rec['loadavg_before'][0]:.1f} before and "
-                  f"{rec['loadavg_after'][0]:.1f} after, BLAS threads {rec['environment'].get('blas_threads', '?')}. "
+                  f"{rec['loadavg_after'][0]:.1f} after, BLAS threads {rec['environment'].get('blas_threads', '?')}, "
+                  f"FFT workers {rec['environment'].get('fft_workers', 'all cores (before 2026-11-25)')}. "
                   f"Full numbers: [`results/bench/{path.name}`](../results/bench/{path.name}).", ""]
         if rec.get("variants"):
             lines += ["Variants tried:", ""] + [f"* {v['variant']}: **{v['status']}** ({v['evidence']})"
@@ -1147,7 +1269,7 @@ def run_benchmarks(names=None, quick=False, out_dir=None):
     """Run the named benchmarks (all by default); write ``<out_dir>/<name>.json``; return {name: result}.
 
     ``out_dir`` defaults to ``results/bench`` under the current directory.
-    Benchmarks run with ``ORBITKERNELS_BENCH_THREADS`` BLAS threads (default 1:
+    Benchmarks run with ``ORBITKERNELS_BENCH_THREADS`` BLAS threads and FFT workers (default 1:
     the machine is shared) and record the load average around each run; full runs keep
     their heap warm (:func:`_warm_heap`), which each record's environment states.
     """
@@ -1164,10 +1286,11 @@ def run_benchmarks(names=None, quick=False, out_dir=None):
         load_before = os.getloadavg()
         t0 = time.perf_counter()
         with _limit(_threads()):
+            env = _environment()  # inside the limits: the FFT workers the benchmark ran with
             data = BENCHMARKS[name](quick=quick)
         record = {"benchmark": name, "quick": bool(quick), "wall_s": time.perf_counter() - t0,
                   "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
-                  "environment": {**_environment(), "heap": heap}, "results": data,
+                  "environment": {**env, "heap": heap}, "results": data,
                   "variants": VARIANTS.get(name, []),
                   "doc": (BENCHMARKS[name].__doc__ or "").strip()}
         record["summary"] = summarize(name, data)

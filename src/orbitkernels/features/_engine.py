@@ -433,18 +433,29 @@ class ProjectionPlan:
         gamma = self._rbf_gamma(d)
         return rbf_from_dots(S, x_sq.reshape(-1, 1, 1), t_sq.reshape(1, -1, 1), gamma, self.backend.exp)  # S: (n, s, r)
 
-    def _transformed_templates(self, dtype):
+    @property
+    def from_dots(self):
+        """Whether the similarities are computed from dot products (and norms) in the compute precision:
+        the FFT paths, and the GEMM path for "dot", "linear" and "rbf" (a Gaussian's squared distances
+        expanded as |x|² + |t|² - 2<x, t>, with the error :func:`~orbitkernels.utils.validation.check_rbf_precision`
+        bounds); other pairwise kernels are scikit-learn's, in float64."""
+        return self.strategy.spectral or (isinstance(self.strategy, GemmPath) and self._fft_similarity())
+
+    def _transformed_templates(self, dtype, half_sq_norms=False):
         """(s·r, d) host array: row j·r + k is template j moved by element k to its side.
 
         LGIKA (Raj Eq. 7-8): g_k^{-1} t_j, so that <x, g_k^{-1} t_j> = <g_k x, t_j>;
         GICDF (Mroueh §2): g_k t_j by definition. Computed in float64 a block of
         templates at a time and stored in ``dtype`` (one copy, the working precision):
         the same values whatever precision was built first, and before/after pickling.
+        ``half_sq_norms=True`` appends a column |g t|²/2 (of the float64 moved template: an
+        interpolating action such as a bilinear rotation is not exactly unitary, so each moved
+        template has its own norm), (s·r, d + 1).
         """
         T0 = np.asarray(self.templates)
         s, d = T0.shape
         r = self.n_elements
-        T = np.empty((s * r, d), dtype=dtype)
+        T = np.empty((s * r, d + bool(half_sq_norms)), dtype=dtype)
         # ~8 MB float64 blocks: the warp's output and its transposed copy stay small next to T
         step = max(1, int(2**23 // max(1, r * d * 8)))
         for j in range(0, s, step):
@@ -453,7 +464,10 @@ class ProjectionPlan:
                 Y = self.group.act_inverse(blk, self.elements)
             else:
                 Y = self.group.act(blk, self.elements)
-            T[j * r : (j + len(blk)) * r] = Y.transpose(1, 0, 2).reshape(-1, d)
+            Y = Y.transpose(1, 0, 2).reshape(-1, d)
+            T[j * r : (j + len(blk)) * r, :d] = Y
+            if half_sq_norms:
+                T[j * r : (j + len(blk)) * r, d] = 0.5 * np.einsum("ij,ij->i", Y, Y)
         return T
 
     # ------------------------------------------------------------------
@@ -496,14 +510,15 @@ class ProjectionPlan:
         return max(1, min(n, rows))
 
     def _similarities(self, Xc, dtype):
-        """``S`` for one chunk as a back-end array and its layout: (n, s, r) "nsr", (r, n, s) "rns" or "spectral"."""
+        """``S`` for one chunk and its layout: a back-end array (n, s, r) "nsr" or (r, n, s) "rns", or a
+        "deferred" object (:class:`_Deferred`) that makes its rows' similarities block by block."""
         return self.strategy.similarities(self, Xc, dtype)
 
     def similarities(self, Xc):
         """``S`` for one chunk: (n_rows, s, r), as a NumPy array."""
         Xc = np.asarray(Xc)
         S, layout = self._similarities(Xc, self.compute_dtype(Xc.dtype))
-        if layout == "spectral":
+        if layout == "deferred":
             S, layout = S.block(0, len(Xc))
         S = self.backend.to_numpy(S)
         return np.ascontiguousarray(S.transpose(1, 2, 0)) if layout == "rns" else S
@@ -550,10 +565,10 @@ class ProjectionPlan:
             target = out[a : a + m] if post is None else pooled[:m]
             for b in range(0, m, sub):
                 dest = target[b : min(b + sub, m)]
-                if layout == "spectral" and engine_pool:  # inverse FFT of this block only: in cache for the pooling
+                if layout == "deferred" and engine_pool:  # this block only (inverse FFTs): in cache for the pooling
                     S.pool_into(pool, b, b + sub, dest)
                     continue
-                if layout == "spectral":
+                if layout == "deferred":
                     Sb, lay = S.block(b, b + sub)
                 else:
                     Sb, lay = (S[b : b + sub], layout) if layout == "nsr" else (S[:, b : b + sub], layout)
@@ -617,25 +632,46 @@ class _Path:
 
 
 class GemmPath(_Path):
-    """Templates side (Mroueh Remark 2; Raj §2.2.1-2.2.2): one GEMM against the s·r moved templates."""
+    """Templates side (Mroueh Remark 2; Raj §2.2.1-2.2.2): one GEMM against the s·r moved templates.
+
+    Dot products, and the kernels that are functions of them ("linear"; "rbf", Raj §2.2.2's Gaussian
+    k(x, g^{-1} t) = exp(γ(2<x, g^{-1} t> - |x|² - |g^{-1} t|²))), run as one GEMM in the compute
+    precision: for the Gaussian the moved templates carry |g^{-1} t|²/2 as one more column and the rows a
+    column of -1, so the GEMM gives <x, g^{-1} t> - |g^{-1} t|²/2 and the pooling (fused where the back-end
+    fuses it, :meth:`LinearPool.pool_dots_into`) adds the exponential, block by block. Scikit-learn's
+    pairwise kernel in float64 (the path before 2026-11-25 for these two) built three float64 temporaries
+    of the chunk's s·r similarities: at 2000 landmarks x 64 rotations the GEMM form is 3.5x it in the same
+    rounds, 2.1-2.2x the naive path where it was 0.6-0.8x, with features within 1.1e-5 of it in float32
+    (``results/bench/rotations_nystroem.json``). Other pairwise kernels stay scikit-learn's, on float64
+    templates: |x - t| or x·z/(x + z) have no such GEMM form.
+    """
 
     name = "gemm"
 
     def _prepare(self, plan, dtype):
-        if plan._kernel is not None:
-            # a pairwise kernel (k(x, t) from |x|² + |t|² - 2<x, t>) cancels catastrophically in single
-            # precision and overflows |t|² for large float32 inputs: its templates stay float64, as the
-            # distances scikit-learn computes for float32 data do
+        if not plan.from_dots:
             return plan._transformed_templates(np.float64)
-        return plan.backend.asarray(plan._transformed_templates(dtype), dtype)
+        T = plan._transformed_templates(dtype, half_sq_norms=plan.similarity == "rbf")
+        return plan.backend.asarray(T, dtype)
+
+    def row_bytes(self, plan, d, itemsize):
+        return super().row_bytes(plan, d, itemsize) + (d + 1) * itemsize  # the rows with their -1 column
 
     def similarities(self, plan, Xc, dtype):
         bk, T = plan.backend, self.prepared(plan, dtype)
-        if plan._kernel is None:
-            S = bk.matmul(bk.asarray(Xc, dtype), T.T)
-        else:
-            S = bk.asarray(plan._kernel(Xc, T), dtype)
-        return S.reshape(len(Xc), plan.n_templates, plan.n_elements), "nsr"
+        shape = (len(Xc), plan.n_templates, plan.n_elements)
+        if not plan.from_dots:
+            return bk.asarray(plan._kernel(Xc, T), dtype).reshape(shape), "nsr"
+        if plan.similarity != "rbf":
+            return bk.matmul(bk.asarray(Xc, dtype), T.T).reshape(shape), "nsr"
+        n, d = Xc.shape
+        Xa = np.empty((n, d + 1), dtype)
+        Xa[:, :d] = Xc
+        Xa[:, d] = -1.0
+        x_sq = np.einsum("ij,ij->i", Xc, Xc, dtype=np.float64)
+        D = bk.matmul(bk.asarray(Xa), T.T).reshape(shape)  # <x, g^{-1} t> - |g^{-1} t|² / 2
+        zeros = bk.asarray(np.zeros(plan.n_templates), dtype)
+        return _Dots(plan, D, bk.asarray(x_sq, dtype), zeros, d), "deferred"
 
 
 class DataPath(_Path):
@@ -659,18 +695,19 @@ class DataPath(_Path):
         return S.reshape(plan.n_elements, len(Xc), plan.n_templates), "rns"
 
 
-class _Spectral:
-    """A chunk's correlations kept as their spectrum; rows are inverted block by block."""
+class _Deferred:
+    """A chunk's similarities made block by block from its dot products (layout "deferred").
 
-    def __init__(self, plan, path, corr, C, x_sq, t_sq, d):
-        self.plan, self.path, self.corr, self.C, self.x_sq, self.t_sq, self.d = plan, path, corr, C, x_sq, t_sq, d
+    ``dots(b0, b1)`` gives rows b0..b1's dot products (rows, s, r); with squared norms ``x_sq``
+    (rows of the chunk) and ``t_sq`` (s,) they are Gaussian kernel values, which a pooling that
+    fuses the exponential (:attr:`EnginePool.fuses_gaussian`) takes as they are.
+    """
+
+    def __init__(self, plan, x_sq, t_sq, d):
+        self.plan, self.x_sq, self.t_sq, self.d = plan, x_sq, t_sq, d
 
     def dots(self, b0, b1):
-        """The dot products <g_k x_i, t_j> of rows b0..b1, (rows, s, r)."""
-        S = self.corr.inverse(self.C[:, b0:b1])  # (rows, s, r_all)
-        if self.path.gather is not None:
-            S = self.plan.backend.take(S, self.path.gather, 2)
-        return S
+        raise NotImplementedError
 
     def block(self, b0, b1):
         S = self.dots(b0, b1)
@@ -685,6 +722,32 @@ class _Spectral:
             return pool.pool_into(S, self.plan.backend, layout, out)
         pool.pool_dots_into(self.dots(b0, b1), self.x_sq[b0:b1], self.t_sq, self.plan._rbf_gamma(self.d),
                             self.plan.backend, out)
+
+
+class _Spectral(_Deferred):
+    """A chunk's correlations kept as their spectrum; rows are inverted block by block."""
+
+    def __init__(self, plan, path, corr, C, x_sq, t_sq, d):
+        super().__init__(plan, x_sq, t_sq, d)
+        self.path, self.corr, self.C = path, corr, C
+
+    def dots(self, b0, b1):
+        """The dot products <g_k x_i, t_j> of rows b0..b1, (rows, s, r)."""
+        S = self.corr.inverse(self.C[:, b0:b1])  # (rows, s, r_all)
+        if self.path.gather is not None:
+            S = self.plan.backend.take(S, self.path.gather, 2)
+        return S
+
+
+class _Dots(_Deferred):
+    """The GEMM path's Gaussian: the chunk's <x, g^{-1} t> - |g^{-1} t|²/2 (n, s, r), with t_sq = 0."""
+
+    def __init__(self, plan, D, x_sq, t_sq, d):
+        super().__init__(plan, x_sq, t_sq, d)
+        self.D = D
+
+    def dots(self, b0, b1):
+        return self.D[b0:b1]
 
 
 class CyclicFFTPath(_Path):
@@ -729,7 +792,7 @@ class CyclicFFTPath(_Path):
         prep = self.prepared(plan, dtype)
         Xb, C = self._spectrum(plan, Xc, dtype)
         x_sq = (Xb * Xb).sum(1) if plan.similarity == "rbf" else None
-        return _Spectral(plan, self, self._correlator(prep), C, x_sq, prep[-1], Xc.shape[1]), "spectral"
+        return _Spectral(plan, self, self._correlator(prep), C, x_sq, prep[-1], Xc.shape[1]), "deferred"
 
 
 class PolarFFTPath(CyclicFFTPath):

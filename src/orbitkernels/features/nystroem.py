@@ -69,7 +69,9 @@ class OrbitNystroem(OrbitFeaturesBase):
         ``dtype=None`` computes in the input's precision, except where K_ZZ is so ill-conditioned
         that float32 kernel values would give features off by more than 1e-3 of their norm
         (bound: u · sqrt(s · k_max / σ_min(K_ZZ)), u = float32's rounding unit): then float32 rows
-        are mapped in float64 (the output stays float32), and ``precision_`` says so.
+        are mapped in float64 (the output stays float32), and ``precision_`` says so; so are they where
+        the training rows are so large (entries ~1e19) that a Gaussian computed from float32 dot products
+        and norms (the FFT paths; the GEMM path for "rbf" and "linear") would overflow or be noise.
 
     Attributes
     ----------
@@ -172,6 +174,17 @@ class OrbitNystroem(OrbitFeaturesBase):
     #: relative feature error (bound above) past which float32 rows are mapped in float64 (``dtype=None``)
     FLOAT32_TOLERANCE = 1e-3
 
+    def _after_fit(self, X):
+        # float32 rows whose Gaussian, from float32 dot products and norms, would overflow or be noise (entries
+        # ~1e19 with gamma="scale"): mapped in float64 under dtype=None, as scikit-learn's float64 distances
+        # map them, instead of refused
+        if self.dtype is None and self.precision_ == "float32" and X.dtype == np.float32 and self.plan_.from_dots:
+            try:
+                self._check_magnitude(X)
+            except ValueError:
+                self.precision_ = "float64"
+                self.plan_.dtype = "float64"
+
     def _engine_options(self):
         opts = super()._engine_options()
         # dtype=None: float32 rows keep float32 kernel values only while L keeps them accurate
@@ -185,9 +198,9 @@ class OrbitNystroem(OrbitFeaturesBase):
     def _extra_row_bytes(self, d, itemsize):
         # scikit-learn's pairwise kernels upcast the block to float64 and build the
         # distances with ~2 float64 temporaries of the result (n x s·r), which the engine's
-        # estimate (s·r values of the compute precision) leaves out
+        # estimate (s·r values of the compute precision) leaves out; kernels from dot products need none
         plan = self.plan_
-        if plan.strategy.spectral:
+        if plan.from_dots:
             return 0
         sr = plan.n_templates * plan.n_elements
         per = 3 * sr * 8 + d * 8
@@ -200,8 +213,8 @@ class OrbitNystroem(OrbitFeaturesBase):
             return  # sums of |x - z| or x·z/(x+z): no squares to overflow; the output check covers the rest
         plan = getattr(self, "plan_", None)
         if dtype is None:
-            # pairwise kernels run in float64; the FFT paths in the compute precision
-            dtype = plan.compute_dtype(X.dtype) if plan.strategy.spectral else np.float64
+            # pairwise kernels run in float64; kernels from dot products (FFT paths, GEMM) in the compute precision
+            dtype = plan.compute_dtype(X.dtype) if plan.from_dots else np.float64
         z = self.components_ if hasattr(self, "components_") else X
         z_sq = max_sq_norm(np.asarray(z))
         t = float(np.sqrt(z_sq))
