@@ -437,7 +437,7 @@ class ProjectionPlan:
     def from_dots(self):
         """Whether the similarities are computed from dot products (and norms) in the compute precision:
         the FFT paths, and the GEMM path for "dot", "linear" and "rbf" (a Gaussian's squared distances
-        expanded as |x|² + |t|² - 2<x, t>, with the error :func:`~orbitkernels.utils.validation.check_rbf_precision`
+        expanded as ``|x|² + |t|² - 2<x, t>``, with the error :func:`~orbitkernels.utils.validation.check_rbf_precision`
         bounds); other pairwise kernels are scikit-learn's, in float64."""
         return self.strategy.spectral or (isinstance(self.strategy, GemmPath) and self._fft_similarity())
 
