@@ -109,4 +109,21 @@ def test_nystroem_benchmark_quick_runs_and_its_variants_agree(tmp_path):
     assert res["max_abs_diff_map_per_block_vs_per_chunk"] < 1e-5
     assert res.get("max_abs_diff_fused_vs_numpy", 0.0) < 1e-5
     assert res["speedup_vs_naive"]["default"] > 1.0
+    # the template path's Gaussian from one float32 GEMM: the features of scikit-learn's float64 kernel it replaced
+    assert res["rel_diff_gemm_dots_float32_vs_sklearn_float64"] < 1e-4
+    assert rec["environment"]["fft_workers"] == rec["environment"]["blas_threads"]
     assert rec["summary"] in render_markdown(tmp_path, quick=True)
+
+
+def test_benchmarks_limit_scipy_fft_workers_too(monkeypatch):
+    """"One thread" in a benchmark record means one for SciPy's FFTs as well: the NumPy back-end takes their workers
+    from OMP_NUM_THREADS (every core when unset), which threadpoolctl's limits do not set."""
+    from orbitkernels.backends.numpy import _workers
+    from orbitkernels.bench import _limit
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    with _limit(1):
+        assert _workers() == 1
+    assert "OMP_NUM_THREADS" not in __import__("os").environ  # restored
