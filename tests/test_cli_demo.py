@@ -118,6 +118,8 @@ def test_nystroem_benchmark_quick_runs_and_its_variants_agree(tmp_path):
 def test_benchmarks_limit_scipy_fft_workers_too(monkeypatch):
     """"One thread" in a benchmark record means one for SciPy's FFTs as well: the NumPy back-end takes their workers
     from OMP_NUM_THREADS (every core when unset), which threadpoolctl's limits do not set."""
+    import os
+
     from orbitkernels.backends.numpy import _workers
     from orbitkernels.bench import _limit
 
@@ -126,4 +128,4 @@ def test_benchmarks_limit_scipy_fft_workers_too(monkeypatch):
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     with _limit(1):
         assert _workers() == 1
-    assert "OMP_NUM_THREADS" not in __import__("os").environ  # restored
+    assert "OMP_NUM_THREADS" not in os.environ  # restored

@@ -141,7 +141,7 @@ def _gram_error(F, F_ref):
 
 
 # --------------------------------------------------------------------------- 1
-def _cos_bound(s, r, dtype=np.float32, n=16):
+def _cos_bound(s, r, dtype=np.float32, n=16, fft=False):
     """(callable, images per call): the orbit nonlinearity alone, the fused weighted cosine over s·r ready values per image.
 
     The bound of any path that must evaluate cos at s·r similarities per image (Raj Eq. 7):
@@ -149,46 +149,36 @@ def _cos_bound(s, r, dtype=np.float32, n=16):
     get a fresh copy of the block as the engine's blocks are fresh) on 2 MiB blocks of
     precomputed phases, without any projection or FFT. Timed in the same round-robin
     rounds as the paths it bounds.
+
+    ``fft=True``: the FFT paths' floor, the same cosine preceded by the inverse real FFTs (the back-end's
+    ``irfftn``) of s spectra of length r per image, already in the FFTs' layout (no transposition). Any path that
+    computes the s·r correlations by FFT (the cyclic and polar paths, Raj Eq. 7 with a grid of r angles) must
+    spend at least this; the FFTs cost ~1.8 ns per output value with SciPy's pocketfft in float32 against
+    ~0.36 ns for the fused cosine.
     """
     from .backends import get_backend
 
     bk = get_backend("numpy")
     rng = np.random.default_rng(0)
-    S0 = rng.normal(scale=7.0, size=(n, s, r)).astype(dtype)  # phases of the size LGIKA-RF makes
-    w = np.full(r, 1.0 / r)
-    off = rng.uniform(0, 2 * np.pi, s)
     blk = max(1, (2 * 2**20) // (s * r * np.dtype(dtype).itemsize))  # as the engine pools: 2 MiB blocks
+    if fft:
+        nf = r // 2 + 1
+        cdt = np.complex64 if np.dtype(dtype) == np.float32 else np.complex128
+        C = (rng.standard_normal((n, s, nf)) + 1j * rng.standard_normal((n, s, nf))).astype(cdt)
 
-    def run():
-        for a in range(0, n, blk):
-            bk.trig_pool(S0[a : a + blk] if _fused_on() else S0[a : a + blk].copy(), w, off)
+        def block(a):
+            return bk.irfftn(C[a : a + blk], (r,), (2,))
+    else:
+        S0 = rng.normal(scale=7.0, size=(n, s, r)).astype(dtype)  # phases of the size LGIKA-RF makes
 
-    return run, n
-
-
-def _fft_cos_bound(s, r, dtype=np.float32, n=16):
-    """(callable, images per call): the spectral paths' floor, the inverse real FFTs of s spectra of length r per
-    image (already in the FFTs' layout: no transposition) and the fused weighted cosine over the s·r values.
-
-    Any path that computes the s·r correlations by FFT (the cyclic and polar paths, Raj Eq. 7 with a grid of r
-    angles) must spend at least this; :func:`_cos_bound` leaves out the FFTs, which cost ~1.8 ns per output
-    value with SciPy's pocketfft in float32 against ~0.36 ns for the fused cosine. The back-end's ``irfftn``
-    and ``trig_pool`` on the engine's 2 MiB blocks.
-    """
-    from .backends import get_backend
-
-    bk = get_backend("numpy")
-    rng = np.random.default_rng(0)
-    nf = r // 2 + 1
-    cdt = np.complex64 if np.dtype(dtype) == np.float32 else np.complex128
-    C = (rng.standard_normal((n, s, nf)) + 1j * rng.standard_normal((n, s, nf))).astype(cdt)
+        def block(a):
+            return S0[a : a + blk] if _fused_on() else S0[a : a + blk].copy()
     w = np.full(r, 1.0 / r)
     off = rng.uniform(0, 2 * np.pi, s)
-    blk = max(1, (2 * 2**20) // (s * r * np.dtype(dtype).itemsize))
 
     def run():
         for a in range(0, n, blk):
-            bk.trig_pool(bk.irfftn(C[a : a + blk], (r,), (2,)), w, off)
+            bk.trig_pool(block(a), w, off)
 
     return run, n
 
@@ -218,7 +208,7 @@ def bench_rotations_rf(quick=False):
     variants with the fused kernels switched off (``use_numba(False)``) are recorded beside them.
     ``fraction_of_cos_bound``: the path's images/s over the fused cosine's alone over s·r values;
     ``fraction_of_fft_cos_bound`` (the FFT paths): over the inverse FFTs and the fused cosine alone
-    (:func:`_fft_cos_bound`), the floor of any path that correlates by FFT.
+    (:func:`_cos_bound` with ``fft=True``), the floor of any path that correlates by FFT.
     """
     from sklearn.kernel_approximation import RBFSampler
 
@@ -261,7 +251,7 @@ def bench_rotations_rf(quick=False):
     n_imgs["naive"] = n_naive
     bound_fn, n_imgs["bound: fused cosine"] = _cos_bound(s, r)
     fns["bound: fused cosine"] = bound_fn
-    fns["bound: inverse FFT + fused cosine"], n_imgs["bound: inverse FFT + fused cosine"] = _fft_cos_bound(s, r)
+    fns["bound: inverse FFT + fused cosine"], n_imgs["bound: inverse FFT + fused cosine"] = _cos_bound(s, r, fft=True)
     if numba_available():
         fns["bound: numpy passes"] = _numba_off(bound_fn)
         n_imgs["bound: numpy passes"] = n_imgs["bound: fused cosine"]
@@ -889,7 +879,7 @@ def bench_rotated_mnist_full(quick=False):
     # the features' floor on the polar path: the inverse FFTs and the fused cosine alone (no resampling, no forward
     # FFTs, no per-frequency GEMM, no transposition), per image, times the images mapped; with the measured fit,
     # the least this configuration can take by FFT correlation on this machine
-    run, n_b = _fft_cos_bound(s, r, n=32)
+    run, n_b = _cos_bound(s, r, n=32, fft=True)
     run()
     per_image = _best_interleaved({"floor": run}, repeat=3)[0]["floor"] / n_b
     out["floor"] = {"fft_cos_features_s": per_image * n_feat, "fft_cos_us_per_image": per_image * 1e6,

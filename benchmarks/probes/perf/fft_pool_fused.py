@@ -21,8 +21,6 @@ spectrum block comes hot from the per-frequency GEMM: 2281 against 2249 images/s
 (cos/sin), 380 against 380 (Rotated MNIST shape), same rounds: not kept.
 """
 
-import time
-
 import numpy as np
 import numba as _nb
 import scipy.fft
@@ -30,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from orbitkernels.backends import get_backend
 from orbitkernels.backends._fused import _constants, _cos_turns
+from orbitkernels.bench import _best_interleaved
 from orbitkernels.utils.io import atomic_write_json
 
 OUT = "results/bench/fft_pool_fused_probe.json"
@@ -348,15 +347,11 @@ def transpose_blocked(C, out, T):
 
 
 def _best(fns, rounds):
+    """Best wall time of each callable over round-robin rounds (the benchmarks' own), after one warm-up call each
+    (the JIT, the per-precision caches)."""
     for f in fns.values():
         f()
-    best = {k: np.inf for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t = time.perf_counter()
-            f()
-            best[k] = min(best[k], time.perf_counter() - t)
-    return best
+    return _best_interleaved(fns, repeat=rounds)[0]
 
 
 def _estimator_transposition(rounds):

@@ -439,7 +439,7 @@ class ProjectionPlan:
         the FFT paths, and the GEMM path for "dot", "linear" and "rbf" (a Gaussian's squared distances
         expanded as ``|x|² + |t|² - 2<x, t>``, with the error :func:`~orbitkernels.utils.validation.check_rbf_precision`
         bounds); other pairwise kernels are scikit-learn's, in float64."""
-        return self.strategy.spectral or (isinstance(self.strategy, GemmPath) and self._fft_similarity())
+        return self.strategy.dots_kernels and self._fft_similarity()
 
     def _transformed_templates(self, dtype, half_sq_norms=False):
         """(s·r, d) host array: row j·r + k is template j moved by element k to its side.
@@ -598,6 +598,9 @@ class _Path:
     spectral = False
     #: whether each chunk is transformed by the r elements (r copies of the rows)
     transforms_data = False
+    #: whether the kernels of dot products ("linear", "rbf") come from the path's dot products and norms in the
+    #: compute precision (:attr:`ProjectionPlan.from_dots`), rather than from scikit-learn's pairwise kernel
+    dots_kernels = False
 
     def __init__(self):
         self._cache = {}
@@ -649,6 +652,7 @@ class GemmPath(_Path):
     """
 
     name = "gemm"
+    dots_kernels = True
 
     def _prepare(self, plan, dtype):
         if not plan.from_dots:
@@ -760,6 +764,7 @@ class CyclicFFTPath(_Path):
 
     name = "fft"
     spectral = True
+    dots_kernels = True
 
     def __init__(self, group, elements):
         super().__init__()
