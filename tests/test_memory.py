@@ -138,3 +138,55 @@ def test_pooling_temporaries_are_counted_per_block_where_the_back_end_pools_bloc
     g = GroupCDFFeatures(ImageRotation((16, 16)), n_templates=20, n_bins=5, n_group_samples=8, random_state=0,
                          backend="torch").fit(X)
     assert g.plan_.pool_bytes(g._pool_spec(), n_out, 4) == (per_block, 0)
+
+
+@pytest.mark.parametrize("path, make", CASES, ids=[c[0] for c in CASES])
+def test_chunks_write_into_one_workspace_buffer_per_transform(path, make, rng, monkeypatch):
+    """A chunk's similarities (or spectrum) go into the buffer of the chunk before: no new mapping per chunk."""
+    from orbitkernels.backends.numpy import NumpyBackend
+    from orbitkernels.features import _engine
+
+    X = rng.random((3000, 256)).astype(np.float32)
+    f = make().set_params(max_memory_mb=4.0, random_state=0).fit(X[:50])
+    assert f.plan_.path == path
+    taken, made = [], []
+    take, init = _engine._Workspace.take, _engine._Workspace.__init__
+
+    def recording_take(self, key, shape, dtype):
+        a = take(self, key, shape, dtype)
+        taken.append((id(self), key, a))
+        return a
+
+    def recording_init(self, enabled):
+        init(self, enabled)
+        made.append(self)
+
+    monkeypatch.setattr(_engine._Workspace, "take", recording_take)
+    monkeypatch.setattr(_engine._Workspace, "__init__", recording_init)
+    F = f.transform(X)
+    assert len(made) == 1 and made[0].enabled  # one workspace for the whole transform
+    assert len(taken) >= 3  # several chunks ...
+    first = {key: a for _, key, a in taken[:1]}
+    assert all(np.shares_memory(a, first[key]) for _, key, a in taken)  # ... all in the same buffer
+    assert len({id(b) for b in made[0]._buffers.values()}) == len(made[0]._buffers) == 1
+
+    # the same bits as a new array per chunk (the engine before, and back-ends that allocate per chunk)
+    monkeypatch.setattr(NumpyBackend, "reuses_buffers", False)
+    taken.clear()
+    F0 = f.transform(X)
+    assert all(a is None for _, _, a in taken)
+    np.testing.assert_array_equal(F, F0)
+
+
+def test_workspace_grows_a_buffer_and_leaves_the_old_one_to_its_views():
+    from orbitkernels.features._engine import _Workspace
+
+    ws = _Workspace(True)
+    a = ws.take("S", (4, 5), np.float32)
+    a[...] = 1.0
+    b = ws.take("S", (2, 3), np.complex64)  # smaller: a view of the same buffer
+    assert np.shares_memory(a, b) and b.shape == (2, 3) and b.flags.c_contiguous
+    c = ws.take("S", (40, 50), np.float64)  # larger: a new buffer; the old views stay valid
+    assert not np.shares_memory(a, c) and c.shape == (40, 50)
+    assert a.sum() == 20.0
+    assert _Workspace(False).take("S", (4, 5), np.float32) is None

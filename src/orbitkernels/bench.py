@@ -199,6 +199,21 @@ def _numba_off(fn):
     return run
 
 
+def _numpy_backend_off(flag, fn):
+    """``fn`` run with the NumPy back-end's capability ``flag`` (a class attribute such as ``reuses_buffers``)
+    set to False: the engine's way before that capability, for a probe's same-round comparison."""
+    from .backends.numpy import NumpyBackend
+
+    def run():
+        saved = getattr(NumpyBackend, flag)
+        setattr(NumpyBackend, flag, False)
+        try:
+            return fn()
+        finally:
+            setattr(NumpyBackend, flag, saved)
+    return run
+
+
 def bench_rotations_rf(quick=False):
     """LGIKA-RF, rotations, d=784, s=2000, r=64: naive vs the default estimator vs template GEMM vs polar FFT (Raj Eq. 7).
 
@@ -951,6 +966,21 @@ VARIANTS = {
                      "estimator (cos, cos/sin, Rotated MNIST shape): not kept"},
         {"variant": "polar resampling as a numba sparse gather", "status": "not tried",
          "evidence": "profile of the default estimator: the SciPy CSR product is under 1% of transform time"},
+        {"variant": "a chunk's spectrum (52 MB for the 99 digits of a chunk) written into one buffer kept for the "
+                    "whole transform (the engine's workspace, out= of the per-frequency GEMM) instead of a new "
+                    "array per chunk, whose fresh mapping faulted in on every chunk of every transform with "
+                    "glibc's default allocator (the benchmarks' warm heap hid it)", "status": "kept",
+         "evidence": "benchmarks/probes/perf/chunk_workspace.py (results/bench/chunk_workspace_probe.json, default "
+                     "allocator): 437 against 484 us per image for the default estimator (1.11x), 2686 against "
+                     "2964 at s = 7000 / 100 angles (1.10x), GICDF 596 against 620 (1.04x); the same bits; the "
+                     "per-frequency GEMM 131 against 169 us per image in a profile of the default estimator"},
+        {"variant": "the inverse real FFTs by Intel MKL (mkl_fft) or FFTW (pyfftw) instead of SciPy's pocketfft",
+         "status": "not kept",
+         "evidence": "benchmarks/probes/perf/fft_libraries.py (results/bench/fft_libraries_probe.json): at 64 "
+                     "angles 78 (MKL) and 93 (FFTW, patient plans) against 145 us per image, which would lower the "
+                     "FFT floor from ~190 to ~120 us per image; at the Rotated MNIST configuration's 100 angles "
+                     "805 / 816-819 against 833 (no gain). Not worth a 1 GB (MKL) or GPL-licensed (FFTW) dependency "
+                     "for the power-of-two grids alone"},
     ],
     "rotations_nystroem": [
         {"variant": "the template (GEMM) path's Gaussian from one GEMM of dot products in the compute precision, "
@@ -996,6 +1026,11 @@ VARIANTS = {
                     "±1 targets) instead of six RidgeClassifier fits, each forming its own", "status": "kept",
          "evidence": "fit_s 23 s here against 44 s with RidgeClassifier in a run at 19d485e (same features, same "
                      "validation accuracies to 5e-4, same alpha 0.001 and test accuracy 0.9621)"},
+        {"variant": "a chunk's spectrum written into one buffer kept for the whole transform (as in rotations_rf)",
+         "status": "kept",
+         "evidence": "benchmarks/probes/perf/chunk_workspace.py: this configuration's shape (s = 7000, 100 angles) "
+                     "2686 against 2964 us per image with glibc's default allocator; the benchmark's warm heap "
+                     "already kept those pages"},
     ],
     "gemm_peak": [
         {"variant": "fused CDF pooling (numba): bin index + histogram + cumulation in one pass, bit for bit the NumPy "
@@ -1235,12 +1270,15 @@ def _warm_heap():
     """Keep freed large arrays' pages in the process (glibc ``mallopt``: no mmap below 1 GiB, no trimming); returns
     "warm" when set, else "default" (not glibc, or ``ORBITKERNELS_BENCH_WARM_HEAP=0``).
 
-    Each call of a benchmarked function allocates its output afresh. With glibc's default, every large array is
-    mapped anew and its pages are first touched inside the timed call; on this project's virtual machine the host
-    backs guest memory lazily, so that first touch costs a hypervisor fault whose price depends on which pages the
-    kernel hands out, and GICDF's share of sgemm moved between 61 % and 75 % from one process to the next
-    (``benchmarks/probes/perf/gicdf_warm_heap.py``; 77 % in every process with a warm heap). A long-running
-    process reuses its heap; the benchmarks measure that steady state, for the reference GEMM as for the paths.
+    Each call of a benchmarked function allocates its output afresh. With glibc's default, every array above
+    32 MB is mapped anew and its pages are first touched inside the timed call; on this project's virtual machine
+    the host backs guest memory lazily, so that first touch costs a hypervisor fault whose price depends on which
+    pages the kernel hands out, and GICDF's share of sgemm moved between 61 % and 75 % from one process to the next
+    (``benchmarks/probes/perf/gicdf_warm_heap.py``; 77 % in every process with a warm heap). The benchmarks measure
+    that steady state, for the reference GEMM as for the paths. The library's own large arrays within a transform
+    (a chunk's similarities or spectrum) are kept in its workspace under either allocator
+    (``benchmarks/probes/perf/chunk_workspace.py`` measures the difference with the default one); the outputs a
+    user receives are new arrays.
     """
     if os.environ.get("ORBITKERNELS_BENCH_WARM_HEAP", "1").strip().lower() in ("0", "false", "no", "off"):
         return "default"

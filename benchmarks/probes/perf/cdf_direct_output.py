@@ -18,8 +18,8 @@ import os
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from orbitkernels.backends.numpy import NumpyBackend
-from orbitkernels.bench import GEMM_PEAK_SHAPE, _best_interleaved, _gemm_peak_gicdf, _gemm_peak_operand, _mnist
+from orbitkernels.bench import (GEMM_PEAK_SHAPE, _best_interleaved, _gemm_peak_gicdf, _gemm_peak_operand, _mnist,
+                               _numpy_backend_off)
 from orbitkernels.utils.io import atomic_write_json
 
 OUT = "results/bench/cdf_direct_output_probe.json"
@@ -38,12 +38,7 @@ def main(argv=None):
     rows = plan.chunk_rows(args.n, d, 4)
     A, B = X.copy(), _gemm_peak_operand()
 
-    def copied():
-        NumpyBackend.pools_into_numpy = False
-        try:
-            return est.transform(X)
-        finally:
-            NumpyBackend.pools_into_numpy = True
+    copied = _numpy_backend_off("pools_into_numpy", lambda: est.transform(X))
 
     fns = {"sgemm": lambda: A @ B,
            "gemm only": lambda: [plan._similarities(X[a : a + rows], np.dtype(np.float32))

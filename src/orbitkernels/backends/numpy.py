@@ -36,6 +36,10 @@ class NumpyBackend:
     prefers_cache_blocks = True
     #: the poolings can write into a NumPy array (the engine's output rows) instead of returning one
     pools_into_numpy = True
+    #: the engine keeps a chunk's large arrays (similarities, spectra) from chunk to chunk and has the
+    #: products write into them (``out=``): glibc maps each allocation above 32 MB afresh, and the pages of
+    #: a new one fault in on first write (``orbitkernels.features._engine._Workspace``)
+    reuses_buffers = True
 
     def __reduce__(self):
         return (NumpyBackend, ())
@@ -70,8 +74,11 @@ class NumpyBackend:
         return M.astype(dtype)
 
     # algebra ---------------------------------------------------------------
-    def matmul(self, a, b):
-        return np.matmul(a, b)
+    def matmul(self, a, b, out=None):
+        return np.matmul(a, b, out=out)
+
+    def multiply(self, a, b, out=None):
+        return np.multiply(a, b, out=out)
 
     def sparse_matmul(self, P, X):
         """``P`` (from :meth:`sparse`) applied to every row of ``X``: ``X @ P.T``, one sparse product."""

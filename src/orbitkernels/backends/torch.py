@@ -32,6 +32,8 @@ class TorchBackend:
     prefers_cache_blocks = False
     #: pooled blocks live on the device: the engine copies them into its NumPy output
     pools_into_numpy = False
+    #: PyTorch's caching allocator keeps the device's freed blocks: the engine allocates per chunk
+    reuses_buffers = False
 
     def __init__(self, device=None):
         torch = _import_torch()
@@ -85,8 +87,11 @@ class TorchBackend:
         return self.asarray(M.toarray(), dtype)
 
     # algebra ---------------------------------------------------------------
-    def matmul(self, a, b):
-        return self.torch.matmul(a, b)
+    def matmul(self, a, b, out=None):
+        return self.torch.matmul(a, b) if out is None else self.torch.matmul(a, b, out=out)
+
+    def multiply(self, a, b, out=None):
+        return self.torch.mul(a, b) if out is None else self.torch.mul(a, b, out=out)
 
     def sparse_matmul(self, P, X):
         """``P`` (from :meth:`sparse`) applied to every row of ``X``: ``X @ P.T``."""

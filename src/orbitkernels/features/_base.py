@@ -196,8 +196,9 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
             out = plan.map(X, pool, n_out, out_dtype=out_dtype)
         else:
             out = np.empty((n, n_out), dtype=out_dtype)
+            ws = plan.workspace()  # the blocks' similarities (or spectra) in the same buffers
             for a in range(0, n, rows):
-                plan.map(self._prepare(X[a : a + rows]), pool, n_out, out=out[a : a + rows])
+                plan.map(self._prepare(X[a : a + rows]), pool, n_out, out=out[a : a + rows], workspace=ws)
         if not getattr(pool, "finite_by_construction", False) and not all_finite(out):  # a sum, then blocks
             # never hand back NaN/inf as features: a kernel overflowed on these inputs
             raise ValueError(

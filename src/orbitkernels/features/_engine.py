@@ -75,6 +75,35 @@ POOL_BLOCK_BYTES = 2 * 2**20
 POOL_BLOCK_BYTES_DIRECT = 128 * 2**10
 
 
+class _Workspace:
+    """The large arrays of one :meth:`ProjectionPlan.map` call, kept from chunk to chunk.
+
+    A chunk's similarities (or their spectrum) are tens to hundreds of MB. glibc serves every
+    allocation above 32 MB with a fresh ``mmap``, whose pages fault in, zeroed, on first write: a new
+    array per chunk cost the default rotation estimator (polar path, 52 MB of spectrum per chunk)
+    ~12 % of its transform (``benchmarks/probes/perf/chunk_workspace.py``). Each role (``key``) has one
+    buffer, which its chunk's products write into (``out=``) and which is consumed before the next
+    chunk asks for it. Back-ends whose allocator keeps freed blocks (PyTorch's) get ``None``: they
+    allocate per chunk as before.
+    """
+
+    def __init__(self, enabled):
+        self.enabled = bool(enabled)
+        self._buffers = {}
+
+    def take(self, key, shape, dtype):
+        """A C-contiguous (shape, dtype) array over the role's buffer, grown when too small; None when disabled."""
+        if not self.enabled:
+            return None
+        dtype = np.dtype(dtype)
+        n = int(np.prod(shape)) * dtype.itemsize
+        buf = self._buffers.get(key)
+        if buf is None or buf.nbytes < n:
+            self._buffers[key] = buf = None  # the old buffer goes before the new one is mapped
+            buf = self._buffers[key] = np.empty(max(n, 1), np.uint8)
+        return buf[:n].view(dtype).reshape(shape)
+
+
 class EnginePool:
     """An engine pooling: ``pool(S, bk, layout)`` runs on the back-end that holds the block ``S``."""
 
@@ -509,10 +538,12 @@ class ProjectionPlan:
             )
         return max(1, min(n, rows))
 
-    def _similarities(self, Xc, dtype):
+    def _similarities(self, Xc, dtype, ws=None):
         """``S`` for one chunk and its layout: a back-end array (n, s, r) "nsr" or (r, n, s) "rns", or a
-        "deferred" object (:class:`_Deferred`) that makes its rows' similarities block by block."""
-        return self.strategy.similarities(self, Xc, dtype)
+        "deferred" object (:class:`_Deferred`) that makes its rows' similarities block by block.
+        ``ws``: the map's :class:`_Workspace` (the chunk's large arrays then live in its buffers,
+        valid until the next chunk)."""
+        return self.strategy.similarities(self, Xc, dtype, ws)
 
     def similarities(self, Xc):
         """``S`` for one chunk: (n_rows, s, r), as a NumPy array."""
@@ -523,12 +554,18 @@ class ProjectionPlan:
         S = self.backend.to_numpy(S)
         return np.ascontiguousarray(S.transpose(1, 2, 0)) if layout == "rns" else S
 
-    def map(self, X, pool, n_out, *, out_dtype=None, progress=None, out=None):
+    def workspace(self):
+        """A :class:`_Workspace` for this plan's back-end: buffers kept across chunks (and :meth:`map` calls)."""
+        return _Workspace(getattr(self.backend, "reuses_buffers", False))
+
+    def map(self, X, pool, n_out, *, out_dtype=None, progress=None, out=None, workspace=None):
         """Apply ``pool`` to ``S`` over X in chunks and stack the results (rows, n_out).
 
         ``pool`` is an engine pooling (:class:`EnginePool`: runs on the back-end)
         or any callable ``pool(S_numpy) -> (rows, n_out)``. ``out``: a (rows, n_out) NumPy
         array (the caller's output rows) to write the features into instead of a new one.
+        ``workspace``: the :meth:`workspace` of a caller that maps X block by block (one per
+        transform), so that its large arrays outlive a call; a new one otherwise.
         """
         n, d = X.shape
         bk = self.backend
@@ -559,8 +596,10 @@ class ProjectionPlan:
         per_row_S = self.n_templates * self.n_elements * cdt.itemsize
         sub = max(1, int(self.strategy.pool_block_bytes // per_row_S)) if bk.prefers_cache_blocks else rows
         pooled = None if post is None else np.empty((min(rows, n), n_pooled), cdt)
+        ws = self.workspace() if workspace is None else workspace
         for a in starts:
-            S, layout = self._similarities(X[a : a + rows], cdt)
+            S = None  # the previous chunk's similarities live in the workspace's buffers
+            S, layout = self._similarities(X[a : a + rows], cdt, ws)
             m = min(rows, n - a)
             target = out[a : a + m] if post is None else pooled[:m]
             for b in range(0, m, sub):
@@ -630,7 +669,8 @@ class _Path:
             per_row += plan.n_elements * d  # r transformed copies of the row
         return per_row * itemsize * 2  # headroom for the nonlinearity's temporaries (cos and sin)
 
-    def similarities(self, plan, Xc, dtype):
+    def similarities(self, plan, Xc, dtype, ws=None):
+        """The chunk's similarities and their layout; ``ws`` (a :class:`_Workspace` or None) holds its large arrays."""
         raise NotImplementedError
 
 
@@ -663,19 +703,20 @@ class GemmPath(_Path):
     def row_bytes(self, plan, d, itemsize):
         return super().row_bytes(plan, d, itemsize) + (d + 1) * itemsize  # the rows with their -1 column
 
-    def similarities(self, plan, Xc, dtype):
+    def similarities(self, plan, Xc, dtype, ws=None):
         bk, T = plan.backend, self.prepared(plan, dtype)
         shape = (len(Xc), plan.n_templates, plan.n_elements)
         if not plan.from_dots:
             return bk.asarray(plan._kernel(Xc, T), dtype).reshape(shape), "nsr"
+        out = None if ws is None else ws.take("S", (len(Xc), T.shape[0]), dtype)
         if plan.similarity != "rbf":
-            return bk.matmul(bk.asarray(Xc, dtype), T.T).reshape(shape), "nsr"
+            return bk.matmul(bk.asarray(Xc, dtype), T.T, out=out).reshape(shape), "nsr"
         n, d = Xc.shape
         Xa = np.empty((n, d + 1), dtype)
         Xa[:, :d] = Xc
         Xa[:, d] = -1.0
         x_sq = np.einsum("ij,ij->i", Xc, Xc, dtype=np.float64)
-        D = bk.matmul(bk.asarray(Xa), T.T).reshape(shape)  # <x, g^{-1} t> - |g^{-1} t|² / 2
+        D = bk.matmul(bk.asarray(Xa), T.T, out=out).reshape(shape)  # <x, g^{-1} t> - |g^{-1} t|² / 2
         zeros = bk.asarray(np.zeros(plan.n_templates), dtype)
         return _Dots(plan, D, bk.asarray(x_sq, dtype), zeros, d), "deferred"
 
@@ -689,13 +730,14 @@ class DataPath(_Path):
     def _prepare(self, plan, dtype):
         return plan.backend.asarray(plan.templates, dtype)
 
-    def similarities(self, plan, Xc, dtype):
+    def similarities(self, plan, Xc, dtype, ws=None):
         bk, T = plan.backend, self.prepared(plan, dtype)
         act = plan.group.act_inverse if plan._data_inverse else plan.group.act
         Y = act(Xc, plan._data_elements).astype(dtype, copy=False)  # (r, n, d)
         flat = Y.reshape(plan.n_elements * len(Xc), -1)
         if plan._kernel is None:
-            S = bk.matmul(bk.asarray(flat), T.T)
+            out = None if ws is None else ws.take("S", (len(flat), T.shape[0]), dtype)
+            S = bk.matmul(bk.asarray(flat), T.T, out=out)
         else:
             S = bk.asarray(plan._kernel(flat, plan.templates), dtype)
         return S.reshape(plan.n_elements, len(Xc), plan.n_templates), "rns"
@@ -789,15 +831,20 @@ class CyclicFFTPath(_Path):
         extra = corr.B * corr.r * itemsize * 2 + d * itemsize
         return corr.row_bytes(itemsize) + extra
 
-    def _spectrum(self, plan, Xc, dtype):
-        """The rows as the correlator sees them, and the correlations' spectrum."""
+    @staticmethod
+    def _spectrum_out(plan, corr, n, dtype, ws):
+        return None if ws is None else ws.take("C", (corr.nf, n, corr.s), plan.backend.complex_dtype(dtype))
+
+    def _spectrum(self, plan, Xc, dtype, ws=None):
+        """The rows as the correlator sees them, and the correlations' spectrum (in ``ws``'s buffer)."""
         corr, _ = self.prepared(plan, dtype)
         Xb = plan.backend.asarray(Xc, dtype)
-        return Xb, corr.spectrum(Xb.reshape((len(Xc), 1) + plan.group.cyclic_shape))
+        return Xb, corr.spectrum(Xb.reshape((len(Xc), 1) + plan.group.cyclic_shape),
+                                 out=self._spectrum_out(plan, corr, len(Xc), dtype, ws))
 
-    def similarities(self, plan, Xc, dtype):
+    def similarities(self, plan, Xc, dtype, ws=None):
         prep = self.prepared(plan, dtype)
-        Xb, C = self._spectrum(plan, Xc, dtype)
+        Xb, C = self._spectrum(plan, Xc, dtype, ws)
         x_sq = (Xb * Xb).sum(1) if plan.similarity == "rbf" else None
         return _Spectral(plan, self, self._correlator(prep), C, x_sq, prep[-1], Xc.shape[1]), "deferred"
 
@@ -837,8 +884,9 @@ class PolarFFTPath(CyclicFFTPath):
     def _correlator(self, prep):
         return prep[1]
 
-    def _spectrum(self, plan, Xc, dtype):
+    def _spectrum(self, plan, Xc, dtype, ws=None):
         bk = plan.backend
         P, corr, _ = self.prepared(plan, dtype)
         Xb = bk.sparse_matmul(P, bk.asarray(Xc, dtype))
-        return Xb, corr.spectrum(bk.contiguous(Xb).reshape(len(Xc), corr.B, *corr.L))
+        return Xb, corr.spectrum(bk.contiguous(Xb).reshape(len(Xc), corr.B, *corr.L),
+                                 out=self._spectrum_out(plan, corr, len(Xc), dtype, ws))

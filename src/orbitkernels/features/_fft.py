@@ -74,15 +74,18 @@ class CyclicCorrelator:
             Xh = bk.conj(Xh)
         return bk.contiguous(Xh)
 
-    def correlate(self, Xh):
-        """Xh: (nf, n, B) rows' spectrum (or a block of its rows) -> the correlations' spectrum C: (nf, n, s)."""
-        if self.B == 1:
-            return Xh * self.Th  # (nf, n, s): a broadcast product
-        return self.bk.matmul(Xh, self.Th)  # (nf, n, B) @ (nf, B, s): one complex GEMM per frequency
+    def correlate(self, Xh, out=None):
+        """Xh: (nf, n, B) rows' spectrum (or a block of its rows) -> the correlations' spectrum C: (nf, n, s).
 
-    def spectrum(self, Xc):
-        """Xc: (n, B, *L) back-end array -> the correlations' spectrum C: (nf, n, s) complex."""
-        return self.correlate(self.data_spectrum(Xc))
+        ``out``: an (nf, n, s) complex array of the back-end to write C into (the engine's workspace).
+        """
+        if self.B == 1:
+            return self.bk.multiply(Xh, self.Th, out=out)  # (nf, n, s): a broadcast product
+        return self.bk.matmul(Xh, self.Th, out=out)  # (nf, n, B) @ (nf, B, s): one complex GEMM per frequency
+
+    def spectrum(self, Xc, out=None):
+        """Xc: (n, B, *L) back-end array -> the correlations' spectrum C: (nf, n, s) complex (into ``out``)."""
+        return self.correlate(self.data_spectrum(Xc), out=out)
 
     def inverse(self, C):
         """C: (nf, n, s) spectrum (or a block of its rows) -> S: (n, s, r).
