@@ -427,7 +427,7 @@ class ProjectionPlan:
         cyclic = group.cyclic_shape is not None
         polar = group.is_polar
         if fast_path == "auto":
-            if not self._fft_similarity():
+            if not self._similarity_of_dots():
                 return None
             if polar:
                 return "polar"
@@ -435,7 +435,7 @@ class ProjectionPlan:
             if cyclic and len(elements) >= group.n_shifts:
                 return "fft"
             return None
-        if not self._fft_similarity():
+        if not self._similarity_of_dots():
             raise ValueError(
                 f"fast_path={fast_path!r} needs dot-product similarities (dot, linear or rbf kernels); "
                 f"got {self.similarity!r}"
@@ -446,8 +446,9 @@ class ProjectionPlan:
             raise ValueError(f"fast_path='polar' applies to polar groups such as PolarRotation; got {group!r}")
         return fast_path
 
-    def _fft_similarity(self):
-        # a unitary action keeps norms, so rbf is a function of the dot products and the norms
+    def _similarity_of_dots(self):
+        """Whether the similarity is a function of dot products (and norms): what the FFT paths and the GEMM
+        path's dots compute. A unitary action keeps norms, so the Gaussian's |x|² + |t|² - 2<x, t> is one."""
         return self.similarity in ("dot", "linear", "rbf")
 
     def _rbf_gamma(self, d):
@@ -468,7 +469,7 @@ class ProjectionPlan:
         the FFT paths, and the GEMM path for "dot", "linear" and "rbf" (a Gaussian's squared distances
         expanded as ``|x|² + |t|² - 2<x, t>``, with the error :func:`~orbitkernels.utils.validation.check_rbf_precision`
         bounds); other pairwise kernels are scikit-learn's, in float64."""
-        return self.strategy.dots_kernels and self._fft_similarity()
+        return self.strategy.dots_kernels and self._similarity_of_dots()
 
     def _transformed_templates(self, dtype, half_sq_norms=False):
         """(s·r, d) host array: row j·r + k is template j moved by element k to its side.
