@@ -753,17 +753,26 @@ _QM7_SHARED = ("n_molecules", "n_folds", "fold_seed", "r", "noise", "inner_k", "
 _QM7_LAYER2 = ("layer2_dim", "layer2_match_dim", "layer2_max_dim", "layer2_factors")
 
 
+def _layer2_cell_scope(config, key, first_layer_scope):
+    """The scope of a 2nd-layer cell ("hyper|", "wide|" or "orf|" + its row's first-layer key), else None: the row's
+    first-layer cell (its γ, law) and the layer's own settings. The forms differ because cells finished under
+    them keep their scope: "wide|" names the width and grid, "orf|" (added later) its whole entry but the rows."""
+    if key.startswith("hyper|"):  # the hyperkernel's grid
+        return {"layer1": first_layer_scope(config, key[len("hyper|"):]), "factors": config["layer2_exact"]["factors"]}
+    if key.startswith("wide|"):  # the wide 2nd layer's width and grid
+        return {"layer1": first_layer_scope(config, key[len("wide|"):]),
+                "n_freq": config["layer2_paper"]["n_freq"], "factors": config["layer2_paper"]["factors"]}
+    if key.startswith("orf|"):  # the same with orthogonal frequencies
+        return {"layer1": first_layer_scope(config, key[len("orf|"):]), **config["layer2_orthogonal"], "rows": None}
+    return None
+
+
 def _qm7_cell_scope(config, key):
     """The part of a QM7 configuration that cell ``key`` ("method|D|fold") depends on, so that adding a row or an
     extra D to the configuration recomputes only its own cells (:class:`ExperimentRun`'s ``cell_scope``)."""
-    if key.startswith("hyper|"):  # the row's first-layer cell (its γ) and the hyperkernel's grid
-        return {"layer1": _qm7_cell_scope(config, key[len("hyper|"):]),
-                "factors": config["layer2_exact"]["factors"]}
-    if key.startswith("wide|"):  # the row's first-layer cell and the wide 2nd layer's width and grid
-        return {"layer1": _qm7_cell_scope(config, key[len("wide|"):]),
-                "n_freq": config["layer2_paper"]["n_freq"], "factors": config["layer2_paper"]["factors"]}
-    if key.startswith("orf|"):  # the same with orthogonal frequencies
-        return {"layer1": _qm7_cell_scope(config, key[len("orf|"):]), **config["layer2_orthogonal"], "rows": None}
+    layer2 = _layer2_cell_scope(config, key, _qm7_cell_scope)
+    if layer2 is not None:
+        return layer2
     method, dim, _ = key.split("|")
     m = as_method(method)
     scope = {k: config.get(k) for k in _QM7_SHARED}
@@ -786,6 +795,14 @@ def _qm7_cell_scope(config, key):
         base = max(config["feature_dims"])
         scope["base"] = [base, _qm7_gamma_grid(config, method, base, None)]
     return scope
+
+
+def _headline_layer2(r, key):
+    """The row's headline 2nd layer (``key`` "rmse" or "accuracy"): at the paper's width with orthogonal frequencies
+    where computed, else with i.i.d. ones, else the capped layer (None where no 2nd layer ran): the order of
+    :func:`_layer2_heads`, which the figures of both tables follow."""
+    return next((r[k] for k in (f"{key}_2layer_orth", f"{key}_2layer_paper") if r.get(k) is not None),
+                r.get(f"{key}_2layer"))
 
 
 def _layer2_heads(r, label, metric, key, size, paper2, better):
@@ -1102,10 +1119,7 @@ def _qm7_figure(rows, path, trials=None):
     yy = np.arange(len(rs))
     h = 0.2
     ax.barh(yy - 1.5 * h, [r["rmse"] for r in rs], h, label="ours, 1 layer", color="tab:blue")
-    # the 2nd layer at the paper's width where its cells ran (the headline's: orthogonal frequencies where
-    # computed, else i.i.d.), else the capped one
-    l2 = [next((r[k] for k in ("rmse_2layer_orth", "rmse_2layer_paper") if r.get(k) is not None), r["rmse_2layer"])
-          for r in rs]
+    l2 = [_headline_layer2(r, "rmse") for r in rs]
     ax.barh(yy - 0.5 * h, [v or 0 for v in l2], h, label="ours, 2nd RF layer (paper's width where run)",
             color="tab:cyan")
     ax.barh(yy + 0.5 * h, [r["paper_rmse"] or 0 for r in rs], h, label="paper, 1 layer", color="tab:orange")
@@ -1517,14 +1531,9 @@ _IMAGE_LAYER2 = ("layer2_dim", "layer2_match_dim", "layer2_max_dim", "layer2_fac
 def _image_cell_scope(config, key):
     """The part of an image configuration (Tables 2/3) that cell ``key`` ("select|method" or "method|D")
     depends on, so that adding a row or an extra D recomputes only its own cells."""
-    if key.startswith("hyper|"):  # the row's own cell (its law and γ) and the hyperkernel's grid
-        return {"layer1": _image_cell_scope(config, key[len("hyper|"):]),
-                "factors": config["layer2_exact"]["factors"]}
-    if key.startswith("wide|"):  # the row's own cell and the wide 2nd layer's width and grid
-        return {"layer1": _image_cell_scope(config, key[len("wide|"):]),
-                "n_freq": config["layer2_paper"]["n_freq"], "factors": config["layer2_paper"]["factors"]}
-    if key.startswith("orf|"):  # the same with orthogonal frequencies
-        return {"layer1": _image_cell_scope(config, key[len("orf|"):]), **config["layer2_orthogonal"], "rows": None}
+    layer2 = _layer2_cell_scope(config, key, _image_cell_scope)
+    if layer2 is not None:
+        return layer2
     head, dim = key.split("|")
     scope = {k: config.get(k) for k in _IMAGE_SHARED}
     if not config.get("select_dim"):
@@ -1604,10 +1613,7 @@ def _image_figure(rows, title, path, paper_line):
     fig, ax = plt.subplots(figsize=(10, 0.75 * len(rs) + 1.8))
     yy = np.arange(len(rs))
     h = 0.26
-    # the 2nd layer at the paper's width where its cell ran (the headline's: orthogonal frequencies where
-    # computed), else the capped one
-    l2 = [next((r[k] for k in ("accuracy_2layer_orth", "accuracy_2layer_paper") if r.get(k) is not None),
-               r["accuracy_2layer"]) for r in rs]
+    l2 = [_headline_layer2(r, "accuracy") for r in rs]
     vals = [r["accuracy"] for r in rs] + [v or 100 for v in l2] + [r["paper"] or 100 for r in rs]
     lo = max(0.0, np.floor(min(vals) / 5) * 5 - 5)
     ax.barh(yy - h, [r["accuracy"] for r in rs], h, left=0, label="ours, 1 layer", color="tab:blue")
