@@ -190,3 +190,19 @@ def test_workspace_grows_a_buffer_and_leaves_the_old_one_to_its_views():
     assert not np.shares_memory(a, c) and c.shape == (40, 50)
     assert a.sum() == 20.0
     assert _Workspace(False).take("S", (4, 5), np.float32) is None
+
+
+@pytest.mark.parametrize("n", [1, 2, 64, 99, 128])
+def test_spectrum_planes_in_the_workspace_are_an_odd_number_of_cache_lines_apart(n, rng):
+    """Planes a multiple of 4 KiB apart put the block gather's streams in the same cache sets (1.3x slower)."""
+    X = rng.random((8, 256)).astype(np.float32)
+    f = OrbitFourierFeatures(PolarRotation((16, 16), n_angles=32), n_components=64, random_state=0).fit(X)
+    plan = f.plan_
+    corr = plan.strategy._correlator(plan.strategy.prepared(plan, np.dtype(np.float32)))
+    ws = plan.workspace()
+    C = plan.strategy._spectrum_out(plan, corr, n, np.dtype(np.float32), ws)
+    assert C.shape == (corr.nf, n, corr.s) and C.dtype == np.complex64
+    assert C.strides[1:] == (corr.s * 8, 8)  # each plane's rows contiguous: the per-frequency GEMM writes them
+    assert C.strides[0] % 64 == 0 and (C.strides[0] // 64) % 2 == 1
+    assert C.strides[0] >= n * corr.s * 8
+    assert plan.strategy._spectrum_out(plan, corr, n, np.dtype(np.float32), None) is None

@@ -974,6 +974,21 @@ VARIANTS = {
                      "allocator): 437 against 484 us per image for the default estimator (1.11x), 2686 against "
                      "2964 at s = 7000 / 100 angles (1.10x), GICDF 596 against 620 (1.04x); the same bits; the "
                      "per-frequency GEMM 131 against 169 us per image in a profile of the default estimator"},
+        {"variant": "the chunk's spectrum with its frequency planes an odd number of 64-byte lines apart instead of "
+                    "packed (n·s values apart: a multiple of 4 KiB for 32, 64, 128 or 480 digits at s = 2000, whose "
+                    "block gathers then share cache sets)", "status": "kept",
+         "evidence": "benchmarks/probes/perf/spectrum_planes.py (results/bench/spectrum_planes_probe.json): the block "
+                     "pipeline (transposition, inverse FFTs, pooling) 274-286 against 351-365 us per image at those "
+                     "chunk sizes, the same 272 at 99 (the default chunk before, alias-free by chance); at s = 7000 "
+                     "1710 / 1722 against 2196 / 2218 at 64 / 128 digits"},
+        {"variant": "an FFT path's chunk sized by what a row holds on the CPU, its spectrum (a block's correlations "
+                    "and temporaries are a fixed reserve), instead of its spectrum twice and its similarities three "
+                    "times: 491 instead of 102 digits at s = 2000, 93 instead of 18 at s = 7000 under the default "
+                    "256 MB", "status": "kept",
+         "evidence": "benchmarks/probes/perf/spectrum_planes.py: 408 against 421 us per image (s = 2000), 2509 against "
+                     "2614 (s = 7000: the 40 MB template spectrum streamed through the per-frequency GEMM once per 93 "
+                     "digits instead of once per 18), 4096 digits, default allocator; tests/test_memory.py holds "
+                     "every budget"},
         {"variant": "the inverse real FFTs by Intel MKL (mkl_fft) or FFTW (pyfftw) instead of SciPy's pocketfft",
          "status": "not kept",
          "evidence": "benchmarks/probes/perf/fft_libraries.py (results/bench/fft_libraries_probe.json): at 64 "
@@ -1026,6 +1041,10 @@ VARIANTS = {
                     "±1 targets) instead of six RidgeClassifier fits, each forming its own", "status": "kept",
          "evidence": "fit_s 23 s here against 44 s with RidgeClassifier in a run at 19d485e (same features, same "
                      "validation accuracies to 5e-4, same alpha 0.001 and test accuracy 0.9621)"},
+        {"variant": "an FFT path's chunk sized by its spectrum alone on the CPU, with the spectrum's planes an odd "
+                    "number of cache lines apart (as in rotations_rf)", "status": "kept",
+         "evidence": "benchmarks/probes/perf/spectrum_planes.py: this configuration's shape 2509 against 2614 us per "
+                     "image (93 digits per chunk instead of 18)"},
         {"variant": "a chunk's spectrum written into one buffer kept for the whole transform (as in rotations_rf)",
          "status": "kept",
          "evidence": "benchmarks/probes/perf/chunk_workspace.py: this configuration's shape (s = 7000, 100 angles) "

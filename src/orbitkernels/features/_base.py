@@ -186,7 +186,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         # 3x the block) do not shrink with the chunk, plus the kernels' per-call template norms
         # and the pooling's temporaries (per row, or per pooled block where the back-end pools blocks)
         pool_row, pool_block = plan.pool_bytes(pool, n_out, max(cdt.itemsize, out_dtype.itemsize))
-        reserve = 4 * plan.strategy.pool_block_bytes + pool_block
+        reserve = plan.strategy.block_reserve(plan, cdt.itemsize) + pool_block
         extra = n_out * out_dtype.itemsize + pool_row + self._extra_row_bytes(d, cdt.itemsize)
         if self._prepare_copies:
             extra += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)

@@ -587,6 +587,8 @@ class ProjectionPlan:
         if post is not None:
             extra += n_pooled * cdt.itemsize  # the chunk's pooled rows before the map
             reserve += post.nbytes if post.dtype != np.float64 else 0  # the map cast to the compute precision
+        if bk.prefers_cache_blocks:
+            reserve += self.strategy.block_reserve(self, cdt.itemsize)  # the blocks' own temporaries
         rows = self.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra, reserve=reserve)
         starts = range(0, n, rows)
         if progress is not None:
@@ -668,7 +670,14 @@ class _Path:
         per_row = plan.n_templates * plan.n_elements  # the similarity tensor
         if self.transforms_data:
             per_row += plan.n_elements * d  # r transformed copies of the row
-        return per_row * itemsize * 2  # headroom for the nonlinearity's temporaries (cos and sin)
+        # where the chunk is pooled whole (a device back-end), headroom for the nonlinearity's temporaries (cos
+        # and sin) of the chunk's size; where it is pooled in cache-sized blocks (NumPy), those are one block's,
+        # in the map's reserve (:meth:`block_reserve`)
+        return per_row * itemsize * (1 if plan.backend.prefers_cache_blocks else 2)
+
+    def block_reserve(self, plan, itemsize):
+        """Fixed working memory of the cache-sized pooling: a few blocks, each at least one row's similarities."""
+        return 4 * max(self.pool_block_bytes, plan.n_templates * plan.n_elements * itemsize)
 
     def similarities(self, plan, Xc, dtype, ws=None):
         """The chunk's similarities and their layout; ``ws`` (a :class:`_Workspace` or None) holds its large arrays."""
@@ -830,11 +839,23 @@ class CyclicFFTPath(_Path):
     def row_bytes(self, plan, d, itemsize):
         corr = self._correlator(self.prepared(plan, np.float32 if itemsize == 4 else np.float64))
         extra = corr.B * corr.r * itemsize * 2 + d * itemsize
-        return corr.row_bytes(itemsize) + extra
+        return corr.row_bytes(itemsize, blocks=plan.backend.prefers_cache_blocks) + extra
 
     @staticmethod
     def _spectrum_out(plan, corr, n, dtype, ws):
-        return None if ws is None else ws.take("C", (corr.nf, n, corr.s), plan.backend.complex_dtype(dtype))
+        """The chunk's spectrum (nf, n, s) in the workspace, its frequency planes an odd number of cache lines apart.
+
+        The engine inverts a block of rows by gathering it from every plane; with planes a multiple of 4 KiB apart
+        (64 rows x s = 2000, 128 rows, ... in complex64) the gather's streams share cache sets and the block's
+        transposition, inverse FFTs and pooling took 1.3x as long (``benchmarks/probes/perf/spectrum_planes.py``).
+        """
+        if ws is None or not ws.enabled:
+            return None
+        cdt = np.dtype(plan.backend.complex_dtype(dtype))
+        lines = -(-n * corr.s * cdt.itemsize // 64)
+        lines += lines % 2 == 0
+        planes = ws.take("C", (corr.nf, lines * 64 // cdt.itemsize), cdt)
+        return planes[:, : n * corr.s].reshape(corr.nf, n, corr.s)
 
     def _spectrum(self, plan, Xc, dtype, ws=None):
         """The rows as the correlator sees them, and the correlations' spectrum (in ``ws``'s buffer)."""

@@ -55,10 +55,18 @@ class CyclicCorrelator:
         # contiguous: a strided (B, s) operand would take NumPy's matmul off BLAS (1.7 against 1.0 ms per image)
         self.Th = bk.contiguous(bk.asarray(spec, bk.complex_dtype(dtype)))  # (nf, B, s)
 
-    def row_bytes(self, itemsize):
-        """Working memory of one row: spectra (complex), correlations and pooling headroom."""
+    def row_bytes(self, itemsize, blocks=False):
+        """Working memory of one row: spectra (complex), correlations and pooling headroom.
+
+        ``blocks``: the correlations are inverted and pooled a cache-sized block of rows at a time (the engine
+        on the CPU), so a row holds only its spectrum (the block's transposed copy, correlations and pooling
+        temporaries are the engine's fixed reserve); else the whole chunk's are inverted at once.
+        """
         c = 2 * itemsize
-        return self.s * self.nf * c * 2 + self.B * self.nf * c * 2 + self.s * self.r * itemsize * 3
+        spectra = self.s * self.nf * c + self.B * self.nf * c * 2
+        if blocks:
+            return spectra
+        return spectra + self.s * self.nf * c + self.s * self.r * itemsize * 3
 
     def data_spectrum(self, Xc):
         """Xc: (n, B, *L) back-end array -> the rows' spectrum Xh: (nf, n, B) complex (conjugated for "data").
