@@ -1045,6 +1045,11 @@ VARIANTS = {
                     "number of cache lines apart (as in rotations_rf)", "status": "kept",
          "evidence": "benchmarks/probes/perf/spectrum_planes.py: this configuration's shape 2509 against 2614 us per "
                      "image (93 digits per chunk instead of 18)"},
+        {"variant": "each block of rows inverted and pooled by tiles of templates (250-2000 at a time, in L2) instead "
+                    "of whole rows (2.8 MB of correlations per row here)", "status": "reverted",
+         "evidence": "benchmarks/probes/perf/template_tiles.py (results/bench/template_tiles_probe.json): tiles of 2000 "
+                     "templates 1790-1848 us per image against 1762-2131 for whole rows over four runs (no gain beyond "
+                     "this machine's noise), smaller tiles slower (1920-2083 at 250-500); at s = 2000 tiles are slower"},
         {"variant": "a chunk's spectrum written into one buffer kept for the whole transform (as in rotations_rf)",
          "status": "kept",
          "evidence": "benchmarks/probes/perf/chunk_workspace.py: this configuration's shape (s = 7000, 100 angles) "
