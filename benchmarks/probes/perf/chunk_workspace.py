@@ -17,18 +17,18 @@ configuration's shape (polar path, s = 7000, 100 angles) and GICDF's MNIST confi
     OMP_NUM_THREADS=1 PYTHONPATH=src ORBITKERNELS_DATA=<data folder> python benchmarks/probes/perf/chunk_workspace.py
 
 Writes ``results/bench/chunk_workspace_probe.json`` (µs per image; the features of both variants are the same
-bits, checked).
+bits, checked). The recorded run is of commit f2a526b, whose FFT chunks held 102 digits at s = 2000 and 18 at
+s = 7000 (1.11x / 1.10x / 1.04x). Since a chunk is sized by its spectrum alone (``spectrum_planes.py``: 491 and 93
+digits) a 512-digit transform is one or a few chunks and the workspace saves less there (a rerun at cb26d0e:
+1.005x / 1.056x / 1.013x); it saves a mapping per chunk in longer transforms.
 """
-import os
-
 from threadpoolctl import threadpool_limits
 
 import numpy as np
 
-from orbitkernels.bench import _best_interleaved, _mnist, _numpy_backend_off, _spectral_probe_estimators
+from orbitkernels.bench import _best_interleaved, _mnist, _numpy_backend_off, _spectral_probe_estimators, _write_probe
 from orbitkernels.features import GroupCDFFeatures
 from orbitkernels.groups import ImageRotation, ImageTranslation, Uniform
-from orbitkernels.utils.io import atomic_write_json
 
 
 def _pretouch(nbytes=3 * 2**30):
@@ -70,12 +70,8 @@ def main():
     res = {"us_per_image": {k: round(t / rows[k.split(" | ")[0]] * 1e6, 1) for k, t in times.items()},
            "speedup": {e: round(times[f"{e} | a new array per chunk (before)"] / times[f"{e} | workspace"], 3)
                        for e in ests},
-           "same_bits": True, "allocator": "glibc default (no mallopt)",
-           "load_avg_1min": round(os.getloadavg()[0], 2), "n_images": rows, "threads": 1,
-           "script": "benchmarks/probes/perf/chunk_workspace.py"}
-    atomic_write_json("results/bench/chunk_workspace_probe.json", res)
-    for k, v in res["us_per_image"].items():
-        print(f"{k:75s} {v:9.1f} us/image")
+           "same_bits": True, "allocator": "glibc default (no mallopt)", "n_images": rows}
+    _write_probe(res, "benchmarks/probes/perf/chunk_workspace.py")
     print(res["speedup"])
 
 

@@ -23,16 +23,13 @@ Usage::
 
 Writes ``results/bench/spectrum_planes_probe.json`` (µs per image; the features of every variant are checked equal).
 """
-import os
-
 import numpy as np
 import scipy.fft
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.backends import _fused
-from orbitkernels.bench import _best_interleaved, _mnist, _spectral_probe_estimators
+from orbitkernels.bench import _best_interleaved, _mnist, _spectral_probe_estimators, _write_probe
 from orbitkernels.features._fft import CyclicCorrelator
-from orbitkernels.utils.io import atomic_write_json
 
 SHAPES = {"default s=2000 r=64": (2000, 64, 4, (32, 64, 99, 128, 480)),
           "rotated_mnist_full s=7000 r=100": (7000, 100, 1, (17, 48, 64, 87, 128))}
@@ -97,9 +94,8 @@ def main():
         a, b = outs.values()
         assert np.allclose(a, b, atol=1e-5), label
         res["estimator_us_per_image"].update({k: round(t / len(X) * 1e6, 1) for k, t in times.items()})
-    res.update({"allocator": "glibc default (no mallopt)", "load_avg_1min": round(os.getloadavg()[0], 2),
-                "threads": 1, "script": "benchmarks/probes/perf/spectrum_planes.py"})
-    atomic_write_json("results/bench/spectrum_planes_probe.json", res)
+    res["allocator"] = "glibc default (no mallopt)"
+    _write_probe(res, "benchmarks/probes/perf/spectrum_planes.py")
     for part in ("block_pipeline_us_per_image", "estimator_us_per_image", "chunk_rows"):
         for k, v in res[part].items():
             print(f"{k:90s} {v}")

@@ -13,15 +13,12 @@ angles, 491-digit chunks, 4-row blocks). Usage::
 Writes ``results/bench/template_tiles_probe.json`` (µs per image, best of 5 round-robin rounds after a warm-up call of each; the features of every tiling are checked
 equal to the whole-row blocks').
 """
-import os
-
 import numpy as np
 import scipy.fft
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.backends import _fused
-from orbitkernels.bench import _best_interleaved
-from orbitkernels.utils.io import atomic_write_json
+from orbitkernels.bench import _best_interleaved, _write_probe
 
 SHAPES = {"rotated_mnist_full s=7000 r=100": (100, 93, 7000, 1, (250, 500, 1000, 2000)),
           "default s=2000 r=64": (64, 491, 2000, 4, (250, 500, 1000))}
@@ -61,11 +58,7 @@ def main():
             assert np.allclose(fn(), ref, atol=1e-6), k
         times, _ = _best_interleaved(fns, repeat=5)
         res["us_per_image"].update({k: round(t / n * 1e6, 1) for k, t in times.items()})
-    res.update({"load_avg_1min": round(os.getloadavg()[0], 2), "threads": 1,
-                "script": "benchmarks/probes/perf/template_tiles.py"})
-    atomic_write_json("results/bench/template_tiles_probe.json", res)
-    for k, v in res["us_per_image"].items():
-        print(f"{k:70s} {v:9.1f}")
+    _write_probe(res, "benchmarks/probes/perf/template_tiles.py")
 
 
 if __name__ == "__main__":
