@@ -99,7 +99,9 @@ class _Workspace:
         n = int(np.prod(shape)) * dtype.itemsize
         buf = self._buffers.get(key)
         if buf is None or buf.nbytes < n:
-            self._buffers[key] = buf = None  # the old buffer goes before the new one is mapped
+            # the old buffer goes (unless a view still holds it) before the new one is mapped
+            self._buffers.pop(key, None)
+            buf = None
             buf = self._buffers[key] = np.empty(max(n, 1), np.uint8)
         return buf[:n].view(dtype).reshape(shape)
 
