@@ -509,6 +509,13 @@ class ProjectionPlan:
     def row_bytes(self, d, itemsize):
         return self.strategy.row_bytes(self, d, itemsize)
 
+    @property
+    def pool_block_bytes(self):
+        """Similarities pooled at once on the CPU: the path's cache-sized block, at most 1/16 of the budget, so that
+        the few blocks' temporaries (:meth:`_Path.block_reserve`) stay within the quarter of a small budget that
+        :meth:`chunk_rows` sets aside for them."""
+        return min(self.strategy.pool_block_bytes, self.max_memory_mb * 2**20 / 16)
+
     def pool_bytes(self, pool, n_out, itemsize):
         """The pooling's memory beyond the similarities: (bytes per chunk row, bytes per pooled block).
 
@@ -525,7 +532,7 @@ class ProjectionPlan:
         block = n_out * itemsize + (pool.work_bytes_per_row(n_sim) if engine else 0)
         bk = self.backend
         if engine and bk.prefers_cache_blocks and bk.pools_into_numpy:
-            return 0, max(1, int(self.strategy.pool_block_bytes // (n_sim * itemsize))) * block
+            return 0, max(1, int(self.pool_block_bytes // (n_sim * itemsize))) * block
         return block, 0
 
     def chunk_rows(self, n, d, itemsize, extra_per_row=0, reserve=0):
@@ -599,7 +606,7 @@ class ProjectionPlan:
         # cache: the GEMM wants many rows, the CDF's histogram and cos/sin temporaries want few
         # (measured 6x faster GICDF pooling at 16 rows than at 256, docs/performance.md).
         per_row_S = self.n_templates * self.n_elements * cdt.itemsize
-        sub = max(1, int(self.strategy.pool_block_bytes // per_row_S)) if bk.prefers_cache_blocks else rows
+        sub = max(1, int(self.pool_block_bytes // per_row_S)) if bk.prefers_cache_blocks else rows
         pooled = None if post is None else np.empty((min(rows, n), n_pooled), cdt)
         ws = self.workspace() if workspace is None else workspace
         for a in starts:
@@ -670,8 +677,6 @@ class _Path:
 
     def row_bytes(self, plan, d, itemsize):
         per_row = plan.n_templates * plan.n_elements  # the similarity tensor
-        if self.transforms_data:
-            per_row += plan.n_elements * d  # r transformed copies of the row
         # where the chunk is pooled whole (a device back-end), headroom for the nonlinearity's temporaries (cos
         # and sin) of the chunk's size; where it is pooled in cache-sized blocks (NumPy), those are one block's,
         # in the map's reserve (:meth:`block_reserve`)
@@ -679,7 +684,7 @@ class _Path:
 
     def block_reserve(self, plan, itemsize):
         """Fixed working memory of the cache-sized pooling: a few blocks, each at least one row's similarities."""
-        return 4 * max(self.pool_block_bytes, plan.n_templates * plan.n_elements * itemsize)
+        return 4 * max(plan.pool_block_bytes, plan.n_templates * plan.n_elements * itemsize)
 
     def similarities(self, plan, Xc, dtype, ws=None):
         """The chunk's similarities and their layout; ``ws`` (a :class:`_Workspace` or None) holds its large arrays."""
@@ -741,6 +746,12 @@ class DataPath(_Path):
 
     def _prepare(self, plan, dtype):
         return plan.backend.asarray(plan.templates, dtype)
+
+    def row_bytes(self, plan, d, itemsize):
+        # the r moved copies come from the group's action, whose interpolation holds temporaries of their size
+        # (a few (r, n, d) terms at once): the whole count twice on every back-end (tests/test_memory.py went
+        # over its budget with the similarities counted once)
+        return (plan.n_templates * plan.n_elements + plan.n_elements * d) * itemsize * 2
 
     def similarities(self, plan, Xc, dtype, ws=None):
         bk, T = plan.backend, self.prepared(plan, dtype)
