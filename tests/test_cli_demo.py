@@ -87,6 +87,25 @@ def test_fft_benchmark_quick_runs_and_agrees_with_the_direct_path(tmp_path):
     assert rec["summary"] in render_markdown(tmp_path, quick=True)
 
 
+def test_rotation_benchmark_quick_runs_and_places_the_default_under_its_floors(tmp_path):
+    """The rotation benchmark's bounds: the floor with the per-frequency GEMM is below the one without it, and the
+    default estimator, which does that work and more, is not far above it (timing noise aside)."""
+    from orbitkernels.bench import render_markdown, run_benchmarks
+    import os
+    import pytest
+    if not os.environ.get("ORBITKERNELS_DATA"):
+        pytest.skip("needs MNIST (ORBITKERNELS_DATA)")
+    rec = run_benchmarks(["rotations_rf"], quick=True, out_dir=tmp_path)["rotations_rf"]
+    res = rec["results"]
+    assert res["config"]["default"].endswith("path 'polar'")
+    floor, with_gemm = res["fft_cos_bound_images_per_s"], res["gemm_fft_cos_bound_images_per_s"]
+    assert with_gemm < floor and with_gemm < res["spectrum_gemm_images_per_s"]
+    assert 0.0 < res["fraction_of_gemm_fft_cos_bound"]["default"] < 2.0
+    assert res["kernel_rel_error_vs_naive"]["default (same omega, 64 grid angles)"] < 0.05
+    assert "of that floor with the per-frequency GEMM" in rec["summary"]
+    assert rec["summary"] in render_markdown(tmp_path, quick=True)
+
+
 def test_report_verdicts_with_tolerance_and_closer():
     from orbitkernels.experiments.report import _verdict
     assert _verdict({"ours": -0.4995, "paper": -0.5, "better": "lower", "tolerance": 0.05}) == "matches (within tolerance)"

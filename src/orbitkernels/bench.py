@@ -183,6 +183,25 @@ def _cos_bound(s, r, dtype=np.float32, n=16, fft=False):
     return run, n
 
 
+def _spectrum_gemm_bound(est, X):
+    """(callable, images per call): the polar path's per-frequency complex GEMM alone, for ``X``'s rows in one chunk.
+
+    The rows' spectrum (nf, n, B) against the fitted estimator's template spectrum (nf, B, s), written into a buffer
+    reused from call to call: the GEMM every FFT path with B > 1 radii must do, at the rate BLAS gives this shape.
+    """
+    est.transform(X[:2])  # the per-precision preparation
+    plan = est.plan_
+    corr = plan.strategy._correlator(plan.strategy.prepared(plan, np.dtype(np.float32)))
+    rng = np.random.default_rng(0)
+    shape = (corr.nf, len(X), corr.B)
+    Xh = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(corr.Th.dtype)
+    out = np.empty((corr.nf, len(X), corr.s), corr.Th.dtype)
+
+    def run():
+        np.matmul(Xh, corr.Th, out=out)
+    return run, len(X)
+
+
 def _fused_on():
     from .backends import numba_active
 
@@ -235,7 +254,9 @@ def bench_rotations_rf(quick=False):
     variants with the fused kernels switched off (``use_numba(False)``) are recorded beside them.
     ``fraction_of_cos_bound``: the path's images/s over the fused cosine's alone over s·r values;
     ``fraction_of_fft_cos_bound`` (the FFT paths): over the inverse FFTs and the fused cosine alone
-    (:func:`_cos_bound` with ``fft=True``), the floor of any path that correlates by FFT.
+    (:func:`_cos_bound` with ``fft=True``), the floor of any path that correlates by FFT;
+    ``fraction_of_gemm_fft_cos_bound``: over that floor plus the polar path's per-frequency GEMM alone
+    (:func:`_spectrum_gemm_bound`), the work the polar path cannot skip, so the rest is its own overhead.
     """
     from sklearn.kernel_approximation import RBFSampler
 
@@ -279,6 +300,7 @@ def bench_rotations_rf(quick=False):
     bound_fn, n_imgs["bound: fused cosine"] = _cos_bound(s, r)
     fns["bound: fused cosine"] = bound_fn
     fns["bound: inverse FFT + fused cosine"], n_imgs["bound: inverse FFT + fused cosine"] = _cos_bound(s, r, fft=True)
+    fns["bound: per-frequency GEMM"], n_imgs["bound: per-frequency GEMM"] = _spectrum_gemm_bound(default, X)
     if numba_available():
         fns["bound: numpy passes"] = _numba_off(bound_fn)
         n_imgs["bound: numpy passes"] = n_imgs["bound: fused cosine"]
@@ -292,6 +314,10 @@ def bench_rotations_rf(quick=False):
     bound = {k.split(": ")[1]: n_imgs[k] / t for k, t in times.items() if k.startswith("bound")}
     bound["fused"] = bound.pop("fused cosine")
     fft_bound = bound.pop("inverse FFT + fused cosine")
+    # the polar path's necessary work: its per-frequency GEMM (the spectrum of the correlations) and the floor above,
+    # each alone (their times add: the transposition between them is what the path does beyond this)
+    gemm_rate = bound.pop("per-frequency GEMM")
+    gemm_fft_bound = 1.0 / (1.0 / gemm_rate + 1.0 / fft_bound)
     F_naive = outs["naive"]
     # Monte-Carlo reference: the same naive kernel with other frequencies and rotations
     other = OrbitFourierFeatures(g, gamma=gamma, n_components=s, n_group_samples=r, sampling="iid", output="cos",
@@ -314,6 +340,11 @@ def bench_rotations_rf(quick=False):
         # the FFT paths' own floor: their inverse FFTs alone cost several times the cosine
         "fft_cos_bound_images_per_s": fft_bound,
         "fraction_of_fft_cos_bound": {k_: rate[k_] / fft_bound for k_ in ("polar_fft", "default", "default_cos_sin")},
+        # with the per-frequency GEMM at the rate the same BLAS call reaches alone, into a reused buffer
+        "spectrum_gemm_images_per_s": gemm_rate,
+        "gemm_fft_cos_bound_images_per_s": gemm_fft_bound,
+        "fraction_of_gemm_fft_cos_bound": {k_: rate[k_] / gemm_fft_bound
+                                           for k_ in ("polar_fft", "default", "default_cos_sin")},
         "goal_default_vs_naive": 20.0,
         "kernel_rel_error_vs_naive": {
             "template_gemm (same omega, same rotations)": _gram_error(outs["template_gemm"][:k], F_naive),
@@ -1188,6 +1219,9 @@ def summarize(name, res):
                     f"({res['cos_bound_images_per_s']['fused']:.0f} images/s)"
                     + (f", {_pct(res['fraction_of_fft_cos_bound']['default'])} of the inverse-FFT + cosine floor "
                        f"({res['fft_cos_bound_images_per_s']:.0f} images/s)" if "fraction_of_fft_cos_bound" in res else "")
+                    + (f", {_pct(res['fraction_of_gemm_fft_cos_bound']['default'])} of that floor with the "
+                       f"per-frequency GEMM ({res['gemm_fft_cos_bound_images_per_s']:.0f} images/s)"
+                       if "fraction_of_gemm_fft_cos_bound" in res else "")
                     + f"; template GEMM {sp['template_gemm']:.1f}x; {fps['default']:.0f} vs {fps['naive']:.0f} images/s")
         if name == "rotations_nystroem":
             sp, fps = res["speedup_vs_naive"], res["features_per_s"]
