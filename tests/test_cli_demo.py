@@ -106,6 +106,21 @@ def test_rotation_benchmark_quick_runs_and_places_the_default_under_its_floors(t
     assert rec["summary"] in render_markdown(tmp_path, quick=True)
 
 
+def test_rotated_mnist_benchmark_quick_reports_its_floors(tmp_path):
+    """The full-configuration benchmark's floors: with the per-frequency GEMM the features' floor is higher than
+    the inverse FFTs and the cosine alone, and the measured features are above both."""
+    from orbitkernels.bench import run_benchmarks
+    import os
+    import pytest
+    if not os.environ.get("ORBITKERNELS_DATA"):
+        pytest.skip("needs the regenerated Rotated MNIST's source (ORBITKERNELS_DATA)")
+    res = run_benchmarks(["rotated_mnist_full"], quick=True, out_dir=tmp_path)["rotated_mnist_full"]["results"]
+    fl = res["floor"]
+    assert fl["gemm_fft_cos_features_s"] > fl["fft_cos_features_s"] > 0
+    assert fl["gemm_us_per_image"] > 0 and fl["features_over_gemm_floor"] > 0.5
+    assert fl["total_min_at_gemm_floor_with_measured_fit"] > fl["total_min_at_floor_with_measured_fit"]
+
+
 def test_report_verdicts_with_tolerance_and_closer():
     from orbitkernels.experiments.report import _verdict
     assert _verdict({"ours": -0.4995, "paper": -0.5, "better": "lower", "tolerance": 0.05}) == "matches (within tolerance)"
