@@ -221,8 +221,6 @@ def _numba_off(fn):
 def _write_probe(res, script, width=75):
     """A perf probe's record: ``res`` with the load average, thread count and script added, written to
     ``results/bench/<script's name>_probe.json``, and its ``us_per_image`` printed."""
-    from .utils.io import atomic_write_json
-
     res.update({"load_avg_1min": round(os.getloadavg()[0], 2), "threads": 1, "script": script})
     atomic_write_json(f"results/bench/{os.path.splitext(os.path.basename(script))[0]}_probe.json", res)
     for k, v in res.get("us_per_image", {}).items():
