@@ -557,6 +557,13 @@ def test_qm7_wide_cell_is_loo_ridge_on_the_explicit_wide_layer():
             err = m.predict(Phi[test]) - T[test]
             assert res["rmse"] == pytest.approx(np.sqrt(np.mean(err ** 2)), rel=1e-6)
             assert res["lambda"] == pytest.approx(lambdas[m.best_])
+    # with_pred (for probes that look at molecules): the same cell, and the predictions behind its RMSE
+    again = raj2017._qm7_wide_cell(data, "orig_rf", 40, 0, 0.5, with_pred=True)
+    assert "pred" not in res and again["rmse"] == res["rmse"] and again["pred"].shape == (len(test),)
+    assert again["rmse"] == pytest.approx(np.sqrt(np.mean((again["pred"] - T[test]) ** 2)), rel=1e-12)
+    one = raj2017._qm7_feature_cell(data, "orig_rf", 40, 0, None, factors=[0.5], with_pred=True)
+    assert one["rmse"] == pytest.approx(np.sqrt(np.mean((one["pred"] - T[test]) ** 2)), rel=1e-12)
+    assert one["rmse_2layer"] == pytest.approx(np.sqrt(np.mean((one["pred_2layer"] - T[test]) ** 2)), rel=1e-12)
 
 
 def test_lgika_nys_with_orbit_landmarks_runs_at_its_own_d_and_stands_for_the_papers_row():

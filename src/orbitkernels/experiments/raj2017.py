@@ -469,10 +469,12 @@ def _qm7_gamma_grid(cfg, name, dim, chosen_factor):
     return cfg.get("gamma_factors_by_family", {}).get(m.family, cfg["gamma_factors"])
 
 
-def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, factors=None, layer2=True):
+def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, factors=None, layer2=True,
+                      with_pred=False):
     """One outer fold of one feature method: inner-CV selection of γ and λ, test RMSE/MAE, then the 2nd layer.
 
-    ``factors`` overrides the γ grid of the configuration; ``layer2=False`` skips the 2nd layer."""
+    ``factors`` overrides the γ grid of the configuration; ``layer2=False`` skips the 2nd layer; ``with_pred``
+    also returns the test fold's predictions (``pred``, and ``pred_2layer``) for probes that look at molecules."""
     cfg, seed = data.cfg, data.seed
     t0 = time.perf_counter()
     train, test = data.split(k)
@@ -510,6 +512,10 @@ def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, f
             pred2 = RidgePath([lam2]).fit(F2[train], y[train]).predict(F2[test])[0, :, 0]
         s2 = regression_scores(pred2, y[test])
         out.update({"layer2_factor": b2, "layer2_lambda": lam2, "rmse_2layer": s2["rmse"], "mae_2layer": s2["mae"]})
+        if with_pred:
+            out["pred_2layer"] = pred2
+    if with_pred:
+        out["pred"] = pred
     out["seconds"] = round(time.perf_counter() - t0, 2)
     out["layer1_seconds"] = round(t1 - t0, 2)
     return out
@@ -564,7 +570,7 @@ def _qm7_hyper_cell(data, method, dim, k, gamma_factor):
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper"):
+def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper", with_pred=False):
     """The 2nd RF layer at the paper's width on one row's first layer, on outer fold ``k`` (Raj §4.1: 10k
     templates for every RF feature map, here 10k frequencies with a cos and a sin, the first layer's convention).
 
@@ -572,7 +578,8 @@ def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper"):
     median squared distance of ψ's training rows, factor over ``layer2_paper["factors"]`` and λ by exact
     leave-one-out on the training folds (ridge with an intercept, penalty λ n, as the first-layer cells), from the
     Gram matrices of every molecule (dual ridge: 20,000 features against ~5,700 training molecules). ``part``: the
-    configuration's entry that sets width, grid and ``frequencies`` ("layer2_orthogonal": orthogonal ones).
+    configuration's entry that sets width, grid and ``frequencies`` ("layer2_orthogonal": orthogonal ones);
+    ``with_pred`` also returns the test fold's predictions (``pred``).
     """
     cfg, wide_cfg = data.cfg, data.cfg[part]
     t0 = time.perf_counter()
@@ -600,7 +607,8 @@ def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper"):
     return {"layer2_factor": best, "lambda": lam, "n_freq": int(wide_cfg["n_freq"]),
             "frequencies": wide_cfg.get("frequencies", "gaussian"),
             "loo_rmse": {str(f): v.tolist() for f, v in table.items()}, **regression_scores(pred, data.T[test]),
-            "gamma_factor": gamma_factor, "seconds": round(time.perf_counter() - t0, 2)}
+            "gamma_factor": gamma_factor, "seconds": round(time.perf_counter() - t0, 2),
+            **({"pred": pred} if with_pred else {})}
 
 
 def _qm7_krr_cell(data, name, k):
