@@ -7,12 +7,13 @@ fold exactly as the reproduction does (``raj2017._krr_loo``: γ factor and λ by
 folds, the training mean as constant mean, the "reduced" configuration's grids; the kernel every Sort-Coulomb row
 approximates) and reports the fold's worst test molecule (its number of atoms, from the Coulomb matrix's non-zero
 diagonal, its energy and its error) and the fold's RMSE without it. Run from the repository root (ORBITKERNELS_DATA
-set): ``python benchmarks/probes/raj2017/qm7_worst_molecule.py [folds ...] [--lgika]`` (default 0-4; about a minute per fold
+set): ``python benchmarks/probes/raj2017/qm7_worst_molecule.py [folds ...] [--lgika] [--sort-rf] [--sort-nys]`` (default 0-4; about a minute per fold
 on one core); each fold is written at once to ``results/raj2017/qm7_worst_molecule_probes.json`` and skipped on a
 rerun.
 
-The LGIKA rows short of the paper have the same shape (fold 1 at 13.3-15.2 RMSE, the other folds at 9.3-10.6), so
-``--lgika`` recomputes outer fold 1 of each of them as its cell does, at the γ factor the cell chose there
+The LGIKA rows short of the paper have the same shape (fold 1 at 13.3-15.2 RMSE, the other folds at 9.3-10.6), and
+so have the Sort-Coulomb feature rows (fold 1 at 15.2-16.5, the others at 11.8-12.7): ``--lgika``, ``--sort-rf``
+and ``--sort-nys`` recompute outer fold 1 of each of them as its cell does, at the γ factor the cell chose there
 (``raj2017._qm7_feature_cell`` for a first layer, ``raj2017._qm7_wide_cell`` for a 2nd layer at the paper's width,
 its γ₂ factor and λ by leave-one-out as in the cell), names the fold's worst molecule, and sets the row's RMSE
 with that fold without it beside the recorded row (the mean of the five folds' RMSE, as the results page reports
@@ -32,13 +33,18 @@ from orbitkernels.experiments.report import ProbeFile
 OUT = Path("results/raj2017/qm7_worst_molecule_probes.json")
 METHOD = "sort_krr"
 RECORD = Path("results/raj2017/qm7.json")
-#: the unmet LGIKA rows of the results page: (label, cell prefix or "" for a first layer, method, D)
-LGIKA_ROWS = [("LGIKA (RF) 2nd layer, 10k orthogonal frequencies", "orf", "lgika_rf", 20000),
+#: the unmet feature rows of the results page, by command-line flag: (label, cell prefix or "" for a first layer,
+#: method, D)
+ROWS = {"--lgika": [("LGIKA (RF) 2nd layer, 10k orthogonal frequencies", "orf", "lgika_rf", 20000),
               ("LGIKA (RF) 2nd layer, 10k i.i.d. frequencies", "wide", "lgika_rf", 20000),
               ("LGIKA (Nys), landmarks from the orbits", "", "lgika_nys_orbit", 5700),
               ("LGIKA (Nys), landmarks from the orbits, 2nd layer, 10k orthogonal frequencies", "orf",
-               "lgika_nys_orbit", 5700)]
-LGIKA_FOLD = 1
+               "lgika_nys_orbit", 5700)],
+        "--sort-rf": [("Sort-Coulomb (RF)", "", "sort_rf", 20000),
+                      ("Sort-Coulomb (RF) 2nd layer, 10k frequencies", "wide", "sort_rf", 20000)],
+        "--sort-nys": [("Sort-Coulomb (Nys)", "", "sort_nys", 5700),
+                       ("Sort-Coulomb (Nys) 2nd layer, 10k frequencies", "wide", "sort_nys", 5700)]}
+ROW_FOLD = 1
 
 
 def worst(err, test, n_atoms, y):
@@ -49,12 +55,12 @@ def worst(err, test, n_atoms, y):
             "second_error": float(np.sort(np.abs(err))[-2])}
 
 
-def lgika(probes, data, n_atoms):
-    """Outer fold 1 of each unmet LGIKA row, recomputed as its cell, and the row without that fold's worst molecule."""
+def feature_rows(probes, data, n_atoms, rows):
+    """Outer fold 1 of each of ``rows``, recomputed as its cell, and the row without that fold's worst molecule."""
     cells = json.loads(RECORD.read_text())["cells"]
-    k = LGIKA_FOLD
+    k = ROW_FOLD
     train, test = data.split(k)
-    for label, prefix, method, dim in LGIKA_ROWS:
+    for label, prefix, method, dim in rows:
         key = "|".join(([prefix] if prefix else []) + [method, str(dim)])
         folds = [cells[f"{key}|{i}"]["rmse"] for i in range(5)]
         gamma_factor = cells[f"{method}|{dim}|{k}"]["gamma_factor"]
@@ -76,7 +82,7 @@ def lgika(probes, data, n_atoms):
         probes.record(f"{label}: outer fold {k}", run)
 
 
-def main(folds, with_lgika=False):
+def main(folds, flags=()):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/raj2017/qm7_worst_molecule.py", experiment="qm7", method=METHOD,
                        fold_seed=0)
@@ -96,11 +102,15 @@ def main(folds, with_lgika=False):
 
     for k in folds:
         probes.record(f"outer fold {k}", lambda k=k: run(k))
-    if with_lgika:
-        lgika(probes, data, n_atoms)
+    for flag in flags:
+        feature_rows(probes, data, n_atoms, ROWS[flag])
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    flags = [a for a in args if a.startswith("--")]
+    unknown = sorted(set(flags) - set(ROWS))
+    if unknown:
+        sys.exit(f"unknown option(s) {unknown}; rows: {sorted(ROWS)}")
     with threadpool_limits(1):
-        main([int(a) for a in args if a != "--lgika"] or [0, 1, 2, 3, 4], with_lgika="--lgika" in args)
+        main([int(a) for a in args if not a.startswith("--")] or ([] if flags else [0, 1, 2, 3, 4]), flags)
