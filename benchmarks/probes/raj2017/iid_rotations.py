@@ -27,8 +27,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
-from orbitkernels.experiments._common import RidgePath  # the reproduction's λ (penalty λ n ||w||²), as its cells
-from orbitkernels.experiments._raj_eval import holdout_select, median_sq_dist, one_hot
+from orbitkernels.experiments._raj_eval import median_sq_dist
 from orbitkernels.experiments.report import ProbeFile
 from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.groups import ImageRotation
@@ -51,22 +50,17 @@ def main(argv=None):
                        recorded_cells={"lgika_rf_r100|14000": 96.09, "lgika_rf_r100_qmc|14000": 96.87,
                                        "lgika_rf_r100|2000": 94.55, "lgika_rf_r100_qmc|2000": 95.402})
     _, X, y, train, valid, test = raj2017.rotated_mnist_split()
-    Y = one_hot(y, 10)
     gamma = GAMMA_FACTOR / median_sq_dist(X[train], seed=SEED)
-    lambdas = np.array(raj2017._LAMBDAS)
-    fit_rows = np.concatenate([train, valid])
-    acc = lambda P, yv: float(np.mean(P.argmax(1) == yv.argmax(1)))  # noqa: E731
 
     def run(dim, r, sampling, seed):
         fm = OrbitFourierFeatures(ImageRotation((28, 28), angle=raj2017._angle_law(LAW)), sampling=sampling,
                                   gamma=gamma, n_components=dim // 2, n_group_samples=r, random_state=seed,
                                   **raj2017.engine_options()).fit(X[train])
         F = fm.transform(X).astype(np.float32)
-        _, lam, table = holdout_select({0: F}, Y, train, valid, lambdas, acc)
-        P = RidgePath([lam]).fit(F[fit_rows], Y[fit_rows]).predict(F[test])[0]
-        return {"dim": dim, "r": r, "sampling": sampling, "seed": seed,
-                "accuracy": 100.0 * float(np.mean(P.argmax(1) == y[test])), "lambda": lam,
-                "valid_acc": max(table["0"])}
+        # the reproduction's own cell (λ on validation, refit on train + validation), first layer only
+        cell = raj2017._classification_cell(F, y, train, valid, test, 10, {"layer2_dim": 0}, SEED)
+        return {"dim": dim, "r": r, "sampling": sampling, "seed": seed, "accuracy": cell["accuracy"],
+                "lambda": cell["lambda"], "valid_acc": max(cell["valid_acc"]["0"])}
 
     if "r" in args.part:
         for r in R_CURVE:

@@ -19,7 +19,6 @@ its γ₂ factor and λ by leave-one-out as in the cell), names the fold's worst
 with that fold without it beside the recorded row (the mean of the five folds' RMSE, as the results page reports
 it). The recomputed fold's RMSE against the recorded cell's is the control. About 5-12 minutes per row on one core.
 """
-import json
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
 from orbitkernels.experiments.report import ProbeFile
+from orbitkernels.utils.io import read_json
 
 OUT = Path("results/raj2017/qm7_worst_molecule_probes.json")
 METHOD = "sort_krr"
@@ -57,7 +57,7 @@ def worst(err, test, n_atoms, y):
 
 def feature_rows(probes, data, n_atoms, rows):
     """Outer fold 1 of each of ``rows``, recomputed as its cell, and the row without that fold's worst molecule."""
-    cells = json.loads(RECORD.read_text())["cells"]
+    cells = read_json(RECORD)["cells"]
     k = ROW_FOLD
     train, test = data.split(k)
     for label, prefix, method, dim in rows:
