@@ -30,7 +30,7 @@ keeps only a row of r values (and one histogram) in registers / L1:
   ``np.cumsum(..., dtype=S.dtype)`` does.
 
 The kernels are serial (one row after another): the engine calls them from
-whatever threads run it (dask workers, BLAS-threaded callers), so they add no
+whatever threads run it (its own pooling threads, dask workers), so they add no
 thread pool of their own and their results do not depend on any thread count.
 ``cache=True`` keeps the compiled code between processes (the first compilation
 of all kernels and dtypes the tests use costs ~16 s of CPU, once).

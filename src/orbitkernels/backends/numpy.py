@@ -7,7 +7,9 @@ code below, which is their reference.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 
 import numpy as np
 import scipy.fft
@@ -18,14 +20,69 @@ from ._common import rbf_pool_passes, trig_pool_passes
 __all__ = ["NumpyBackend"]
 
 
+#: threads the engine and the FFTs use where the caller sets no other count (``ORBITKERNELS_NUM_THREADS``)
+THREADS_ENV = "ORBITKERNELS_NUM_THREADS"
+_local = threading.local()
+
+
+def _env_threads():
+    """``ORBITKERNELS_NUM_THREADS`` as a count, or None when unset; anything but a positive integer is an error."""
+    v = os.environ.get(THREADS_ENV, "").strip()
+    if not v:
+        return None
+    if not v.isdigit() or int(v) < 1:
+        raise ValueError(f"{THREADS_ENV} must be a positive integer; got {v!r}")
+    return int(v)
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0)) or 1  # the cores this process may run on (containers, taskset)
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
 def _workers():
-    # scipy.fft threads are separate from BLAS threads; follow the usual knob so
-    # that OMP_NUM_THREADS=1 really means one core.
+    """Threads for one call of SciPy's FFTs: 1 inside the engine's own pooling threads (they already share the
+    cores), else ``ORBITKERNELS_NUM_THREADS``, else the usual knobs, so that OMP_NUM_THREADS=1 really means one core
+    (scipy.fft's threads are separate from BLAS's), else every core this process may use."""
+    inner = getattr(_local, "fft_workers", None)
+    if inner is not None:
+        return inner
+    n = _env_threads()
+    if n is not None:
+        return n
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         v = os.environ.get(var)
         if v and v.isdigit():
             return max(1, int(v))
-    return os.cpu_count() or 1
+    return _cores()
+
+
+def pool_threads():
+    """Threads for the engine's cache-sized blocks (inverse FFTs and pooling of a chunk's rows, block by block).
+
+    ``ORBITKERNELS_NUM_THREADS`` if set; else 1 when called off the main thread (a caller that already runs
+    transforms in parallel threads, e.g. dask's threaded scheduler or joblib's threading back-end, would
+    otherwise multiply the threads by its own); else the FFT workers' count (:func:`_workers`).
+    """
+    n = _env_threads()
+    if n is not None:
+        return n
+    if getattr(_local, "fft_workers", None) is not None or threading.current_thread() is not threading.main_thread():
+        return 1
+    return _workers()
+
+
+@contextlib.contextmanager
+def in_pool_thread():
+    """Inside one of the engine's pooling threads: the FFTs it runs take one worker each."""
+    saved = getattr(_local, "fft_workers", None)
+    _local.fft_workers = 1
+    try:
+        yield
+    finally:
+        _local.fft_workers = saved
 
 
 class NumpyBackend:
@@ -40,6 +97,10 @@ class NumpyBackend:
     #: products write into them (``out=``): glibc maps each allocation above 32 MB afresh, and the pages of
     #: a new one fault in on first write (``orbitkernels.features._engine._Workspace``)
     reuses_buffers = True
+    #: threads for the engine's cache-sized blocks, and the context each of those threads runs in
+    #: (:func:`pool_threads`, :func:`in_pool_thread`); a back-end without them pools its blocks in the caller's thread
+    pool_threads = staticmethod(pool_threads)
+    in_pool_thread = staticmethod(in_pool_thread)
 
     def __reduce__(self):
         return (NumpyBackend, ())

@@ -49,6 +49,8 @@ The feature maps supply only their templates, their η and their pooling.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ..backends import get_backend
@@ -548,6 +550,25 @@ class ProjectionPlan:
             )
         return max(1, min(n, rows))
 
+    def _pool_threads(self, engine_pool, per_block, reserve):
+        """Threads that pool a chunk's cache-sized blocks side by side: the back-end's count (NumPy:
+        ``ORBITKERNELS_NUM_THREADS``, else the cores, :func:`orbitkernels.backends.numpy.pool_threads`) for an
+        engine pooling, as many as the budget holds each one's block temporaries (``per_block``) beside the
+        fixed ``reserve``, within the quarter of ``max_memory_mb`` that :meth:`chunk_rows` keeps for them.
+
+        One thread pooled the blocks while the GEMM and the FFTs ran on every core: at 2 cores the default
+        rotation estimator gained 1.16x over one core (``benchmarks/probes/perf/pool_threads.py``). A callable
+        pooling (not an :class:`EnginePool`) runs in the caller's thread: it need not be thread-safe.
+        """
+        want = getattr(self.backend, "pool_threads", None)
+        if not engine_pool or not want or not self.backend.prefers_cache_blocks:
+            return 1
+        want = int(want())
+        if want <= 1 or per_block <= 0:
+            return 1
+        room = self.max_memory_mb * 2**20 / 4 - reserve
+        return int(max(1, min(want, room // per_block)))
+
     def _similarities(self, Xc, dtype, ws=None):
         """``S`` for one chunk and its layout: a back-end array (n, s, r) "nsr" or (r, n, s) "rns", or a
         "deferred" object (:class:`_Deferred`) that makes its rows' similarities block by block.
@@ -576,6 +597,10 @@ class ProjectionPlan:
         array (the caller's output rows) to write the features into instead of a new one.
         ``workspace``: the :meth:`workspace` of a caller that maps X block by block (one per
         transform), so that its large arrays outlive a call; a new one otherwise.
+
+        Threads: each chunk's similarities (or spectrum) come from one product that BLAS runs on its threads;
+        the chunk's cache-sized blocks are then pooled side by side by :meth:`_pool_threads` threads, each
+        writing its own output rows, so the same chunks give the same bits on any number of threads.
         """
         n, d = X.shape
         bk = self.backend
@@ -592,12 +617,15 @@ class ProjectionPlan:
             # 7000 (benchmarks/probes/perf/rbf_pool_fused.py)
             pool, post = pool.stages(cdt)
         n_pooled = n_out if post is None else post.shape[0]
-        extra, reserve = self.pool_bytes(pool, n_pooled, max(cdt.itemsize, X.dtype.itemsize))
+        extra, per_block = self.pool_bytes(pool, n_pooled, max(cdt.itemsize, X.dtype.itemsize))
+        reserve = 0
         if post is not None:
             extra += n_pooled * cdt.itemsize  # the chunk's pooled rows before the map
             reserve += post.nbytes if post.dtype != np.float64 else 0  # the map cast to the compute precision
         if bk.prefers_cache_blocks:
-            reserve += self.strategy.block_reserve(self, cdt.itemsize)  # the blocks' own temporaries
+            per_block += self.strategy.block_reserve(self, cdt.itemsize)  # the blocks' own temporaries
+        threads = self._pool_threads(engine_pool, per_block, reserve)
+        reserve += per_block * threads  # each pooling thread holds its own block's temporaries
         rows = self.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra, reserve=reserve)
         starts = range(0, n, rows)
         if progress is not None:
@@ -609,30 +637,54 @@ class ProjectionPlan:
         sub = max(1, int(self.pool_block_bytes // per_row_S)) if bk.prefers_cache_blocks else rows
         pooled = None if post is None else np.empty((min(rows, n), n_pooled), cdt)
         ws = self.workspace() if workspace is None else workspace
-        for a in starts:
-            S = None  # the previous chunk's similarities live in the workspace's buffers
-            S, layout = self._similarities(X[a : a + rows], cdt, ws)
-            m = min(rows, n - a)
-            target = out[a : a + m] if post is None else pooled[:m]
-            for b in range(0, m, sub):
-                dest = target[b : min(b + sub, m)]
-                if layout == "deferred" and engine_pool:  # this block only (inverse FFTs): in cache for the pooling
-                    S.pool_into(pool, b, b + sub, dest)
-                    continue
-                if layout == "deferred":
-                    Sb, lay = S.block(b, b + sub)
+
+        def pool_block(S, layout, b, dest):
+            if layout == "deferred" and engine_pool:  # this block only (inverse FFTs): in cache for the pooling
+                S.pool_into(pool, b, b + sub, dest)
+                return
+            if layout == "deferred":
+                Sb, lay = S.block(b, b + sub)
+            else:
+                Sb, lay = (S[b : b + sub], layout) if layout == "nsr" else (S[:, b : b + sub], layout)
+            if engine_pool:
+                pool.pool_into(Sb, bk, lay, dest)
+            else:
+                Sb = bk.to_numpy(Sb)
+                dest[...] = pool(np.ascontiguousarray(Sb.transpose(1, 2, 0) if lay == "rns" else Sb))
+
+        def pool_blocks_in_thread(group):
+            with bk.in_pool_thread():
+                for args in group:
+                    pool_block(*args)
+
+        # the blocks of a chunk are independent (disjoint output rows, read-only similarities or spectrum), and
+        # each is computed the same way in any thread: the features do not depend on the thread count
+        executor = ThreadPoolExecutor(threads, thread_name_prefix="orbitkernels-pool") if threads > 1 else None
+        try:
+            for a in starts:
+                S = blocks = runs = None  # the previous chunk's similarities live in the workspace's buffers
+                S, layout = self._similarities(X[a : a + rows], cdt, ws)
+                m = min(rows, n - a)
+                target = out[a : a + m] if post is None else pooled[:m]
+                blocks = [(S, layout, b, target[b : min(b + sub, m)]) for b in range(0, m, sub)]
+                if executor is None or len(blocks) < 2:
+                    for args in blocks:
+                        pool_block(*args)
                 else:
-                    Sb, lay = (S[b : b + sub], layout) if layout == "nsr" else (S[:, b : b + sub], layout)
-                if engine_pool:
-                    pool.pool_into(Sb, bk, lay, dest)
-                else:
-                    Sb = bk.to_numpy(Sb)
-                    dest[...] = pool(np.ascontiguousarray(Sb.transpose(1, 2, 0) if lay == "rns" else Sb))
-            if post is not None:
-                if out.dtype == cdt:
-                    np.matmul(target, post, out=out[a : a + m])
-                else:
-                    out[a : a + m] = target @ post
+                    # a few runs of consecutive blocks per thread, not a task per block: a direct path's block is
+                    # 128 KiB (one row of GICDF's 500 x 64 similarities), pooled in tens of microseconds
+                    k = min(len(blocks), 4 * threads)
+                    runs = [blocks[i * len(blocks) // k : (i + 1) * len(blocks) // k] for i in range(k)]
+                    for f in [executor.submit(pool_blocks_in_thread, run) for run in runs]:
+                        f.result()  # in order: the first failure is raised here, the rest are waited for
+                if post is not None:
+                    if out.dtype == cdt:
+                        np.matmul(target, post, out=out[a : a + m])
+                    else:
+                        out[a : a + m] = target @ post
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=True, cancel_futures=True)
         return out
 
 

@@ -1,0 +1,80 @@
+"""Probe (issue #16): a chunk's cache-sized blocks pooled by several threads, or by the caller's thread alone.
+
+The engine computes a chunk's similarities (GEMM paths) or their spectrum (FFT paths) in one call that BLAS runs on
+every core, then inverts (FFT paths) and pools the chunk a cache-sized block of rows at a time. Until this change
+that block loop ran in the caller's thread: with two cores only the GEMM and SciPy's FFT workers used the second
+one, and the default rotation estimator ran 1.16x faster on two cores than on one. The variant kept: the blocks of
+a chunk pooled by a thread pool (``ProjectionPlan._pool_threads``: ``ORBITKERNELS_NUM_THREADS``, else the cores,
+each thread's FFTs on one worker, as many threads as a quarter of ``max_memory_mb`` holds blocks).
+
+In one process, round-robin rounds (best of each), this machine's cores: each estimator on one thread (BLAS, FFTs
+and blocks), on every core with the blocks in the caller's thread (the engine before: the back-end's
+``pool_threads`` switched off) and on every core with the blocks in threads. Estimators: the default rotation
+estimator (polar path, s = 2000, 64 angles), the Rotated MNIST full configuration's shape (s = 7000, 100 angles),
+the default rotation Nyström map (2000 landmarks) and GICDF's MNIST configuration (template GEMM path, 500
+templates x 64 elements, 50 bins); rotated MNIST digits. Usage::
+
+    PYTHONPATH=src ORBITKERNELS_DATA=<data folder> python benchmarks/probes/perf/pool_threads.py
+
+Writes ``results/bench/pool_threads_probe.json`` (µs per image; speedups over one thread; the largest difference
+between the threaded features and the caller-thread ones, which differ only where the chunks do: a thread's block
+temporaries come out of the same budget, so chunks hold fewer rows and BLAS rounds some dot products another way).
+"""
+import os
+
+import numpy as np
+
+from orbitkernels.bench import (_best_interleaved, _limit, _mnist, _numpy_backend_off, _spectral_probe_estimators,
+                                _write_probe)
+from orbitkernels.features import GroupCDFFeatures, OrbitNystroem
+from orbitkernels.groups import ImageRotation, ImageTranslation, Uniform
+
+ROUNDS = 5
+
+
+def _on(threads, fn):
+    def run():
+        with _limit(threads):
+            return fn()
+    return run
+
+
+def main():
+    cores = len(os.sched_getaffinity(0))
+    X = _mnist(2048, rotated=True)
+    ests = {k: (est, X[:1024] if "s=2000" in k else X[:512]) for k, est in _spectral_probe_estimators(X[:8]).items()}
+    ests["nystroem default s=2000 r=64"] = (OrbitNystroem(ImageRotation((28, 28)), gamma=0.02, n_components=2000,
+                                                          random_state=0).fit(X), X[:1024])
+    g = ImageRotation((28, 28), angle=Uniform(-np.pi / 9, np.pi / 9)) * ImageTranslation((28, 28), Uniform(-3, 3))
+    ests["gicdf MNIST CDF(50, 500) x 64 elements"] = (
+        GroupCDFFeatures(g, n_templates=500, n_bins=50, n_group_samples=64, sampling="iid", dtype="float32",
+                         random_state=0).fit(X[:8]), X[:1024])
+    times, outs = {}, {}
+    one, before, now = "1 thread", f"{cores} threads, blocks in the caller's thread (before)", \
+        f"{cores} threads, blocks in threads"
+    for e, (est, Xe) in ests.items():
+        fns = {f"{e} | {one}": _on(1, lambda est=est, Xe=Xe: est.transform(Xe)),
+               f"{e} | {before}": _on(cores, _numpy_backend_off("pool_threads",
+                                                                lambda est=est, Xe=Xe: est.transform(Xe))),
+               f"{e} | {now}": _on(cores, lambda est=est, Xe=Xe: est.transform(Xe))}
+        for fn in fns.values():  # the per-precision caches and the JIT, outside the timing
+            fn()
+        t, o = _best_interleaved(fns, repeat=ROUNDS)
+        times.update(t)
+        outs.update(o)
+    rows = {e: len(Xe) for e, (_, Xe) in ests.items()}
+    res = {"cores": cores, "rounds": ROUNDS,
+           "us_per_image": {k: round(t / rows[k.split(" | ")[0]] * 1e6, 1) for k, t in times.items()},
+           "speedup_over_1_thread": {
+               e: {"before": round(times[f"{e} | {one}"] / times[f"{e} | {before}"], 3),
+                   "blocks in threads": round(times[f"{e} | {one}"] / times[f"{e} | {now}"], 3)} for e in ests},
+           "speedup_threads_vs_before": {e: round(times[f"{e} | {before}"] / times[f"{e} | {now}"], 3) for e in ests},
+           "max_abs_diff_vs_before": {e: float(np.abs(outs[f"{e} | {now}"].astype(np.float64)
+                                                     - outs[f"{e} | {before}"]).max()) for e in ests},
+           "n_images": rows}
+    _write_probe(res, "benchmarks/probes/perf/pool_threads.py", threads=cores)
+    print(res["speedup_over_1_thread"])
+
+
+if __name__ == "__main__":
+    main()

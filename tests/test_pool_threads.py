@@ -1,0 +1,167 @@
+"""The engine pools a chunk's cache-sized blocks in several threads (NumPy back-end): the same features, within
+the memory budget, errors raised, and the thread count as documented (``ORBITKERNELS_NUM_THREADS``)."""
+import threading
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from orbitkernels.backends import numpy as npbk
+from orbitkernels.backends import use_numba
+from orbitkernels.backends.numpy import NumpyBackend
+from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
+from orbitkernels.features import _engine
+from orbitkernels.features._engine import EnginePool, ProjectionPlan
+from orbitkernels.groups import CyclicShift, ImageRotation, ImageScaling, Uniform, VonMises
+
+SHAPE = (16, 16)
+MAPS = {
+    "polar-rf": lambda: OrbitFourierFeatures(ImageRotation(SHAPE), n_components=50),
+    "polar-nystroem": lambda: OrbitNystroem(ImageRotation(SHAPE), n_components=40, landmarks="orbit"),
+    "gemm-gicdf": lambda: GroupCDFFeatures(ImageRotation(SHAPE, angle=Uniform(-0.35, 0.35)), n_templates=12, n_bins=5, n_group_samples=8),
+    "gemm-rf-vonmises": lambda: OrbitFourierFeatures(ImageRotation(SHAPE, angle=VonMises(2.0)), n_components=30,
+                                                     n_group_samples=8, fast_path="gemm"),
+    "data-rf": lambda: OrbitFourierFeatures(ImageScaling(SHAPE, scale=Uniform(0.9, 1.2)), n_components=30,
+                                            n_group_samples=6),
+    "fft-gicdf": lambda: GroupCDFFeatures(CyclicShift(SHAPE), n_templates=6, n_bins=4),
+}
+PATHS = {"polar-rf": "polar", "polar-nystroem": "polar", "gemm-gicdf": "gemm", "gemm-rf-vonmises": "gemm",
+         "data-rf": "data", "fft-gicdf": "fft"}
+
+
+@pytest.fixture
+def pooling_threads(monkeypatch):
+    """Blocks of one row (many blocks per chunk); what the engine's thread pools were: ``sizes`` (each pool's
+    threads) and ``names`` (the threads that pooled blocks: which of a pool's threads take the runs of blocks is
+    up to the scheduler)."""
+    monkeypatch.setattr(_engine, "POOL_BLOCK_BYTES", 1)
+    monkeypatch.setattr(_engine, "POOL_BLOCK_BYTES_DIRECT", 1)
+    seen = {"names": set(), "sizes": []}
+    names = seen["names"]
+
+    class Recorded(ThreadPoolExecutor):
+        def __init__(self, max_workers, **kw):
+            seen["sizes"].append(max_workers)
+            super().__init__(max_workers, **kw)
+
+    monkeypatch.setattr(_engine, "ThreadPoolExecutor", Recorded)
+    inner = npbk.in_pool_thread
+
+    def spy():
+        names.add(threading.current_thread().name)
+        return inner()
+
+    monkeypatch.setattr(NumpyBackend, "in_pool_thread", staticmethod(spy))
+    return seen
+
+
+@pytest.mark.parametrize("name, fused", [(n, True) for n in MAPS] + [("polar-rf", False), ("gemm-gicdf", False),
+                                                                     ("polar-nystroem", False)])
+def test_features_do_not_depend_on_the_pooling_threads(name, fused, pooling_threads, monkeypatch, rng):
+    X = rng.random((60, 256))
+    f = MAPS[name]().set_params(random_state=0, max_memory_mb=512).fit(X)
+    assert f.plan_.path == PATHS[name]
+    with threadpool_limits(1), use_numba(fused):  # the fused kernels (numba) or the NumPy passes, in threads  # BLAS alike in both runs: only the engine's threads (and FFT workers) change
+        monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "1")
+        one = f.transform(X)
+        assert not pooling_threads["sizes"] and not pooling_threads["names"]
+        monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "3")
+        assert f.plan_.chunk_rows(60, 256, 8) == 60  # one chunk either way: the same GEMM shapes
+        three = f.transform(X)
+    assert pooling_threads["sizes"] and set(pooling_threads["sizes"]) == {3}
+    assert pooling_threads["names"] and all(n.startswith("orbitkernels-pool") for n in pooling_threads["names"])
+    np.testing.assert_array_equal(three, one)
+
+
+def test_the_thread_count_follows_the_setting(monkeypatch):
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "5")
+    assert npbk.pool_threads() == 5 and npbk._workers() == 5
+    monkeypatch.delenv("ORBITKERNELS_NUM_THREADS")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert npbk.pool_threads() == 2 and npbk._workers() == 2
+    with npbk.in_pool_thread():  # a pooling thread's FFTs take one worker, and it starts no threads of its own
+        assert npbk._workers() == 1 and npbk.pool_threads() == 1
+    assert npbk._workers() == 2
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(npbk.pool_threads()))  # a caller's own thread (dask, joblib)
+    t.start()
+    t.join()
+    assert seen == [1]
+    for bad in ("0", "two", "-1", "1.5"):
+        monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", bad)
+        with pytest.raises(ValueError, match="ORBITKERNELS_NUM_THREADS must be a positive integer"):
+            npbk.pool_threads()
+
+
+def test_the_threads_are_limited_by_the_memory_budget(monkeypatch, rng):
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "16")
+    f = OrbitFourierFeatures(ImageRotation(SHAPE), n_components=50, random_state=0).fit(rng.random((5, 256)))
+    plan = f.plan_
+    per_block = 8 * 2**20
+    assert plan._pool_threads(True, per_block, 0) == 8  # 256 MB: a quarter of it holds eight blocks
+    assert plan._pool_threads(True, per_block, 40 * 2**20) == 3  # less beside a larger fixed reserve
+    assert plan._pool_threads(False, per_block, 0) == 1  # a callable pooling runs in the caller's thread
+    plan.max_memory_mb = 8.0
+    assert plan._pool_threads(True, per_block, 0) == 1
+
+
+def test_a_failure_in_a_pooling_thread_is_raised(pooling_threads, monkeypatch, rng):
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "3")
+
+    calls, lock = [], threading.Lock()
+
+    class Failing(EnginePool):
+        def pool_into(self, S, bk, layout, out):
+            with lock:
+                calls.append(threading.current_thread().name)
+                if len(calls) == 5:
+                    raise RuntimeError("pooling failed in one block")
+            out[...] = 0.0
+
+    X = rng.random((40, 256))
+    f = OrbitFourierFeatures(ImageRotation(SHAPE), n_components=20, random_state=0).fit(X)
+    before = threading.active_count()
+    with pytest.raises(RuntimeError, match="pooling failed in one block"):
+        f.plan_.map(X, Failing(), 20)
+    assert threading.active_count() == before  # the pool is shut down, no thread left behind
+    assert all(n.startswith("orbitkernels-pool") for n in calls)
+
+
+def test_threaded_pooling_stays_within_the_budget(pooling_threads, monkeypatch, rng):
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "4")
+    monkeypatch.setattr(_engine, "POOL_BLOCK_BYTES", 2 * 2**20)  # the real block size, one row per block aside
+    budget = 96.0
+    X = rng.random((12000, 256)).astype(np.float32)
+    f = OrbitFourierFeatures(ImageRotation(SHAPE), n_components=1000, random_state=0, max_memory_mb=budget)
+    f.fit(X[:50]).transform(X[:10])  # template caches built outside the measurement
+    assert isinstance(f.plan_, ProjectionPlan) and f.plan_.path == "polar"
+    assert f.plan_.chunk_rows(12000, 256, 4) < 12000  # several chunks
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        F = f.transform(X)
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    assert set(pooling_threads["sizes"]) == {2}  # a quarter of the budget holds two threads' blocks (8 MB each), not four
+    assert peak - F.nbytes / 2**20 <= 1.5 * budget + 1.0
+
+
+def test_the_default_rotation_estimator_pools_in_seven_threads_at_the_default_budget(monkeypatch, rng):
+    """The README's figure: a quarter of the default 256 MB holds seven threads' blocks at d = 784, s = 2000."""
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "16")
+    sizes = []
+
+    class Recorded(ThreadPoolExecutor):
+        def __init__(self, max_workers, **kw):
+            sizes.append(max_workers)
+            super().__init__(max_workers, **kw)
+
+    monkeypatch.setattr(_engine, "ThreadPoolExecutor", Recorded)
+    X = rng.random((12, 784)).astype(np.float32)
+    f = OrbitFourierFeatures(ImageRotation((28, 28)), n_components=2000, random_state=0).fit(X)
+    assert f.max_memory_mb == 256 and f.plan_.path == "polar"
+    f.transform(X)
+    assert sizes == [7]
