@@ -111,6 +111,18 @@ def test_rotated_mnist_quick(tmp_path, monkeypatch):
     assert res["data"]["source"] == "regenerated"
     for r in res["data"]["rows"]:
         assert 10.0 < r["accuracy"] <= 100.0  # better than chance on 10 classes
+    # Table 2's Original (RBF): the exact Gaussian kernel ridge on the pixels (the exact cell on them), in the rows and
+    # in the headline against the paper's 90 %
+    cfg = raj2017.CONFIGS["rotated_mnist"]["quick"]
+    _, X, y, train, valid, test = raj2017.rotated_mnist_split(**{k: cfg[k] for k in ("n_train", "n_valid", "n_test")})
+    exact = raj2017._image_hyper_cell(X, y, train, valid, test, 10, cfg["gamma_factors"], 0)
+    cell = res["cells"]["orig_rbf|None"]
+    assert (cell["accuracy"], cell["gamma_factor"], cell["lambda"]) == (exact["accuracy"], exact["layer2_factor"],
+                                                                         exact["lambda"])
+    row = [r for r in res["data"]["rows"] if r["method"] == "orig_rbf"][0]
+    assert row["dim"] is None and row["paper"] == 90.0
+    heads = {h["name"]: (h["ours"], h["paper"]) for h in res["headline"]}
+    assert heads["Original (RBF), exact kernel ridge accuracy % (exact)"] == (cell["accuracy"], 90.0)
     # the 2nd layer at the paper's width on its rows, in the rows and the headline
     wide = raj2017.CONFIGS["rotated_mnist"]["quick"]["layer2_paper"]
     for key in wide["rows"]:

@@ -11,7 +11,11 @@ variant is the recorded cell again (a control). Then λ: the reproduction's grid
 (10^-14 .. 1), coarse where the validation accuracy peaks (0.8295 / 0.864 / 0.84 at 1e-6 / 1e-5 / 1e-4);
 GURLS-style selection (the paper's) scans a finer grid. The last variant keeps the chosen factor and selects λ
 on quarter decades from 1e-8 to 1e-2, everything else unchanged. Last, the draw: two more seeds of the 7000
-random frequencies (the reproduction's seed is 0) at the chosen factor, λ on the reproduction's grid.
+random frequencies (the reproduction's seed is 0) at the chosen factor, λ on the reproduction's grid. Last, the
+kernel the row approximates, exactly (D → ∞): kernel ridge with the Gaussian kernel on the pixels, γ factor over the
+reproduction's grid and λ on the validation split, refit on train + validation
+(``raj2017._image_hyper_cell``, the exact-kernel cell of the 2nd-layer rows, given the pixels as its first layer:
+the same γ scale, the median squared distance of the training rows, and the same λ convention).
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/orig_rf_gamma.py``;
 each finished variant is written at once to ``results/raj2017/orig_rf_gamma_probes.json`` and skipped on a rerun.
@@ -59,6 +63,14 @@ def main():
     probes.record("factor 1, λ in quarter decades 1e-8..1e-2", lambda: run(1.0, FINE_LAMBDAS))
     for seed in (1, 2):
         probes.record(f"factor 1, feature seed {seed}", lambda seed=seed: {**run(1.0, seed=seed), "seed": seed})
+
+    def exact():
+        r = raj2017._image_hyper_cell(X, y, train, valid, test, 10, FACTORS, SEED)
+        best = r["layer2_factor"]
+        return {"gamma_factor": best, "accuracy": r["accuracy"], "lambda": r["lambda"],
+                "valid_acc": max(r["valid_acc"][str(best)]), "valid_acc_per_factor_and_lambda": r["valid_acc"]}
+
+    probes.record("exact Gaussian kernel ridge (D → ∞), factor and λ on validation", exact)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,7 @@ LABELS = {
     "sort_krr_lap": "Sort-Coulomb (exact KRR, Laplacian) [beyond paper]",
     "lgika_rf_lap": "LGIKA (RF, Laplacian base kernel) [beyond paper]",
     "rand_coulomb": "Rand-Coulomb (exact KRR, Gaussian kernel averaged over Montavon permutations)",
+    "orig_rbf": "Original (RBF), exact kernel ridge",
 }
 
 
@@ -143,6 +144,8 @@ METHODS = {m.name: m for m in (
     # Montavon et al. 2012's permutation-invariant kernel on Coulomb matrices, computed exactly (the kernel that
     # LGIKA (RF) approximates): k(x, x') = (1/r²) Σ_ij k_γ(P_i(x) x, P_j(x') x'), r random sortings on each side
     Method("rand_coulomb", "krr", invariant=True),
+    # Table 2's "Original (RBF)": the Gaussian kernel on the pixels, exactly (the kernel the Original rows approximate)
+    Method("orig_rbf", "krr"),
 )}
 
 
@@ -249,7 +252,7 @@ CONFIGS = {
                       layer2_paper={"rows": ["lgika_rf|60", "orig_nys|60"], "n_freq": 40, "factors": [1 / 4, 1.0]},
                       layer2_orthogonal={"rows": ["lgika_rf|60"], "n_freq": 70, "factors": [1 / 4, 1.0],
                                          "frequencies": "orthogonal"},
-                      methods=["orig_rf", "orig_nys", "gicdf", "lgika_rf", "lgika_nys", "lgika_rf_polar"]),
+                      methods=["orig_rf", "orig_nys", "gicdf", "lgika_rf", "lgika_nys", "lgika_rf_polar", "orig_rbf"]),
         # ~75 min of one core for the first rows: D = 2000 for the paper's rows (r = 16 sampled rotations),
         # LGIKA-RF also at the paper's s = 7k templates (D = 14000), with r = 16 and with the paper's r = 100
         # (i.i.d. and low-variance); the Original rows also at the paper's s = 7k (RF: D = 14000, i.e. 7k
@@ -290,7 +293,8 @@ CONFIGS = {
                                            "n_freq": 17000, "factors": [1 / 16, 1 / 4, 1.0],
                                            "frequencies": "orthogonal"},
                         methods=["lgika_rf_polar", "lgika_rf", "orig_rf", "lgika_nys", "orig_nys", "gicdf", "gicdf_r100",
-                                 "lgika_rf_r100", "lgika_rf_r100_qmc", "lgika_nys_r100_qmc", "lgika_nys_r100"]),
+                                 "lgika_rf_r100", "lgika_rf_r100_qmc", "lgika_nys_r100_qmc", "lgika_nys_r100",
+                                 "orig_rbf"]),
         "full": dict(n_train=None, n_valid=None, n_test=None, r=100, feature_dims=[14000], select_dim=2000,
                      angles=["uniform", "vonmises_pi_0.2", "vonmises_0_2"], gamma_factors=[0.5, 1.0, 2.0],
                      layer2_dim=17000, layer2_factors=[0.5, 1.0, 2.0], gicdf_templates=200, gicdf_bins=25,
@@ -1296,7 +1300,8 @@ def _classification_cell(F, y, train, valid, test, n_classes, cfg, seed):
 
 
 def _image_hyper_cell(F, y, train, valid, test, n_classes, factors, seed):
-    """The exact Gaussian hyperkernel on an image row's first layer ``F`` (Raj §2 Remark 3 and §4).
+    """The exact Gaussian hyperkernel on an image row's first layer ``F`` (Raj §2 Remark 3 and §4); given the
+    pixels as ``F``, the Gaussian base kernel itself (Table 2's Original (RBF) row).
 
     The "2nd layer RF" of Tables 2-3 approximates k₂(x, x') = exp(-γ₂ ||ψ(x) - ψ(x')||²) by random Fourier
     features of width D₂; this uses k₂ itself (the limit D₂ → ∞): kernel ridge on the ±1 one-vs-all targets with
@@ -1464,7 +1469,7 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
     cells = {}
     plan = [(m, d) for m in cfg["methods"]
             for d in (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(m, []))
-                      if METHODS[m].feature_map != "gicdf" else [None])]
+                      if METHODS[m].feature_map not in ("gicdf", "krr") else [None])]
     budget = _time_budget(cfg)
 
     def features(method, dim, law, factor):
@@ -1486,6 +1491,13 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
 
         def compute(method=method, dim=dim, law=law, factor=factor):
             t0 = time.perf_counter()
+            if METHODS[method].feature_map == "krr":
+                # Table 2's Original (RBF): the Gaussian kernel on the pixels itself (the D -> infinity limit of the
+                # Original rows), its own γ factor over the rows' grid and λ on validation, as the exact cells do
+                r = _image_hyper_cell(X, y, train, valid, test, n_classes, cfg["gamma_factors"], seed)
+                return {"accuracy": r["accuracy"], "gamma_factor": r["layer2_factor"], "lambda": r["lambda"],
+                        "valid_acc": r["valid_acc"], "law": None, "n_features": None,
+                        "seconds": round(time.perf_counter() - t0, 2)}
             F, group = features(method, dim, law, factor)
             t1 = time.perf_counter()
             res = _classification_cell(F, y, train, valid, test, n_classes, cfg, seed)
@@ -1549,6 +1561,8 @@ def _image_cell_scope(config, key):
     if head == "select":
         return scope
     m = as_method(head)
+    if m.feature_map == "krr":  # no features and no 2nd layer: the data, the γ grid and λ
+        return scope
     scope["layer2"] = {k: config.get(k) for k in _IMAGE_LAYER2}
     if m.all_rotations:
         scope["polar_angles"] = config.get("polar_angles")
@@ -1595,7 +1609,8 @@ def _image_heads(rows, paper):
         r = rs[-1]
         head_dim[method] = r["dim"]
         m = METHODS.get(r["method"])
-        size = f"D={r['dim']}" + (f", r={m.r}" + (f" {m.sampling}" if m.sampling else "") if at_protocol else "")
+        size = ("exact" if r["dim"] is None else f"D={r['dim']}") + (
+            f", r={m.r}" + (f" {m.sampling}" if m.sampling else "") if at_protocol else "")
         heads.append(headline(f"{LABELS[method]} accuracy % ({size})", r["accuracy"], paper[method][0], "higher"))
         heads += _layer2_heads(r, LABELS[method], "accuracy %", "accuracy", size, paper[method][1], "higher")
     # beyond the paper: the same estimator with another sampling of the group, compared with the paper's row
@@ -1617,7 +1632,7 @@ def _image_figure(rows, title, path, paper_line):
     import matplotlib.pyplot as plt
 
     order = list(LABELS)
-    rs = sorted(rows, key=lambda r: (order.index(r["method"]) if r["method"] in order else 99, r["dim"]))
+    rs = sorted(rows, key=lambda r: (order.index(r["method"]) if r["method"] in order else 99, r["dim"] or 0))
     fig, ax = plt.subplots(figsize=(10, 0.75 * len(rs) + 1.8))
     yy = np.arange(len(rs))
     h = 0.26
@@ -1636,7 +1651,8 @@ def _image_figure(rows, title, path, paper_line):
     if paper_line is not None:
         ax.axvline(paper_line, color="k", ls="--", lw=1, label=f"paper LGIKA (RF) {paper_line}")
     ax.set_yticks(yy)
-    ax.set_yticklabels([f"{LABELS.get(r['method'], r['method']).replace(' [beyond paper]', '*')} (D={r['dim']})"
+    ax.set_yticklabels([f"{LABELS.get(r['method'], r['method']).replace(' [beyond paper]', '*')} "
+                        f"({'exact' if r['dim'] is None else 'D=' + str(r['dim'])})"
                         for r in rs], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(lo, 101)
@@ -1703,13 +1719,14 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
     byd = {}
     for r in rows:
         byd.setdefault(r["method"], []).append(r)
-    facts = [f"{LABELS.get(m, m)}: " + ", ".join(f"D={r['dim']} {r['accuracy']:.2f} %" + (
+    facts = [f"{LABELS.get(m, m)}: " + ", ".join(("exact" if r["dim"] is None else f"D={r['dim']}")
+                                                 + f" {r['accuracy']:.2f} %" + (
         f" (2nd layer {r['accuracy_2layer']:.2f} %)" if r["accuracy_2layer"] is not None else "")
-        for r in sorted(v, key=lambda r: r["dim"])) for m, v in byd.items()]
+        for r in sorted(v, key=lambda r: r["dim"] or 0)) for m, v in byd.items()]
     if facts:
         notes += (" Measured (test accuracy): " + "; ".join(facts) + ". Paper (official set, s=7k templates, r=100): "
                   "LGIKA (RF) 96.83 % (2nd layer 97.18 %), LGIKA (Nys) 96.81 % (2nd layer 97.21 %), GICDF 93.81 %, "
-                  "Original RF 87.75 %. Rows of the "
+                  "Original RF 87.75 %, Original RBF 90 %. Rows of the "
                   f"r-sampled estimator use r={cfg['r']} bilinear rotations (paper 100) on the CPU budget: the polar "
                   "rows are the same estimator with q on the whole grid of 64 rotations, computed exactly by the "
                   "FFT fast path, and show what more group samples buy at the same D.")
@@ -1782,7 +1799,8 @@ PAPER_CLAIMS = {
                      "orbit kernel decrease with the number of random features, for 20 and 40 group transformations "
                      "(curves only, no numbers).",
     "rotated_mnist": "Table 2 (official Rotated MNIST: 12k train incl. 2k validation, 50k test): LGIKA (RF) 96.83 % "
-                     "(97.18 % with a 2nd layer), LGIKA (Nys) 96.81 / 97.21, GICDF 93.81, Original RF 87.75; "
+                     "(97.18 % with a 2nd layer), LGIKA (Nys) 96.81 / 97.21, GICDF 93.81, Original RF 87.75, "
+                     "Original RBF (the exact kernel) 90; "
                      "r = 100 von Mises rotations, s = 7k templates, 17k in the 2nd layer.",
     "cifar10": "Table 3: Original RF 61.02 % (62.79 % 2nd layer), LGIKA (RF) 64.19 % (67.32 %); s = 10k, r = 50, "
                "30k 2nd layer.",
@@ -1895,8 +1913,8 @@ def _image_tables(name, data, root, quick):
     out = ["### All rows", "", "| method | D | angle law | γ factor | accuracy % | 2nd layer % | 2nd layer at the "
            "paper's width % | the same, orthogonal frequencies % | exact hyperkernel % | paper | paper 2nd layer |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in sorted(data["rows"], key=lambda r: (r["method"], r["dim"])):
-        out.append(f"| {r['label']} | {r['dim']} | {r['law']} | {r.get('gamma_factor')} | {_f(r['accuracy'])} "
+    for r in sorted(data["rows"], key=lambda r: (r["method"], r["dim"] or 0)):
+        out.append(f"| {r['label']} | {r['dim'] or 'exact'} | {r['law']} | {r.get('gamma_factor')} | {_f(r['accuracy'])} "
                    f"| {_f(r['accuracy_2layer'])} | {_f(r.get('accuracy_2layer_paper'))} "
                    f"| {_f(r.get('accuracy_2layer_orth'))} | {_f(r.get('accuracy_hyper'))} | {_f(r['paper'])} "
                    f"| {_f(r['paper_2layer'])} |")
@@ -1923,7 +1941,7 @@ def _image_tables(name, data, root, quick):
         out.append("")
     if name == "rotated_mnist":
         out.append("Paper rows taken from other work (not run): " + ", ".join(
-            f"{k} {v[0]}" for k, v in PAPER_MNIST.items() if k in ("TI-RBM", "RC-RBM", "Z2-CNN", "P4-CNN", "orig_rbf")))
+            f"{k} {v[0]}" for k, v in PAPER_MNIST.items() if k in ("TI-RBM", "RC-RBM", "Z2-CNN", "P4-CNN")))
         out.append("")
     return out
 
