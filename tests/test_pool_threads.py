@@ -89,6 +89,13 @@ def test_the_thread_count_follows_the_setting(monkeypatch):
     t.start()
     t.join()
     assert seen == [1]
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "3")  # an explicit count holds in any thread but a pooling one
+    t = threading.Thread(target=lambda: seen.append(npbk.pool_threads()))
+    t.start()
+    t.join()
+    assert seen == [1, 3]
+    with npbk.in_pool_thread():
+        assert npbk.pool_threads() == 1
     for bad in ("0", "two", "-1", "1.5"):
         monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", bad)
         with pytest.raises(ValueError, match="ORBITKERNELS_NUM_THREADS must be a positive integer"):

@@ -62,14 +62,17 @@ def _workers():
 def pool_threads():
     """Threads for the engine's cache-sized blocks (inverse FFTs and pooling of a chunk's rows, block by block).
 
-    ``ORBITKERNELS_NUM_THREADS`` if set; else 1 when called off the main thread (a caller that already runs
-    transforms in parallel threads, e.g. dask's threaded scheduler or joblib's threading back-end, would
-    otherwise multiply the threads by its own); else the FFT workers' count (:func:`_workers`).
+    1 inside one of those threads; else ``ORBITKERNELS_NUM_THREADS`` if set (wherever the call comes from); else 1
+    when called off the main thread (a caller that already runs transforms in parallel threads, e.g. dask's threaded
+    scheduler or joblib's threading back-end, would otherwise multiply the threads by its own); else the FFT
+    workers' count (:func:`_workers`).
     """
+    if getattr(_local, "fft_workers", None) is not None:
+        return 1
     n = _env_threads()
     if n is not None:
         return n
-    if getattr(_local, "fft_workers", None) is not None or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         return 1
     return _workers()
 
