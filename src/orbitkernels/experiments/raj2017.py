@@ -1658,10 +1658,11 @@ def _image_figure(rows, title, path, paper_line):
     ax.set_xlim(lo, 101)
     ax.set_xlabel("test accuracy (%)")
     ax.set_title(title + "  (* = beyond the paper)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.4, -0.08), ncol=4, frameon=False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.4, -0.08), ncol=2, frameon=False)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    # the long row labels leave the title and the legend outside the axes' box: the saved area takes them in
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
