@@ -1124,7 +1124,10 @@ def _qm7_figure(rows, path, trials=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5.5), gridspec_kw={"width_ratios": [1.25, 1]})
+    from matplotlib.ticker import NullFormatter
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, max(5.5, 0.3 * len(rows) + 1.5)),
+                                 gridspec_kw={"width_ratios": [1.25, 1]})
     rs = sorted(rows, key=lambda r: (list(LABELS).index(r["method"]) if r["method"] in LABELS else 99, r["dim"] or 0))
     names = [f"{LABELS.get(r['method'], r['method']).replace(' [beyond paper]', '*')} "
              f"({'exact' if r['dim'] is None else 'D=' + str(r['dim'])})" for r in rs]
@@ -1148,7 +1151,8 @@ def _qm7_figure(rows, path, trials=None):
     ax.invert_yaxis()
     ax.set_xlabel("RMSE (kcal/mol), mean over the 5 generated folds")
     ax.set_title("QM7, Raj et al. Table 1 (* = beyond the paper)", fontsize=10)
-    ax.legend(fontsize=7, loc="lower right")
+    # below the axes: inside, the legend hid the short bars of the last rows
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.4, -0.1), ncol=2, frameon=False)
     ax.grid(axis="x", alpha=0.3)
     lg = sorted((r for r in rows if r["method"] == "lgika_rf"), key=lambda r: r["dim"])
     if lg:
@@ -1173,13 +1177,17 @@ def _qm7_figure(rows, path, trials=None):
     bx.axhline(10.82, color="k", ls="--", lw=1, label="paper LGIKA (RF) 10.82 (10k templates)")
     bx.axhline(10.05, color="k", ls=":", lw=1, label="paper LGIKA (RF) + 2nd layer 10.05")
     bx.set_xscale("log")
-    bx.set_xlabel("number of features D (RF: D/2 frequencies, cos and sin)")
+    bx.xaxis.set_minor_formatter(NullFormatter())  # the log axis' minor labels ran into each other
+    dims = sorted({r["dim"] for r in lg + lap if r["dim"]})
+    if dims:
+        bx.set_xticks(dims, [f"{d:,}" for d in dims])
+    bx.set_xlabel("features D (RF: D/2 frequencies, cos and sin)")
     bx.set_ylabel("RMSE (kcal/mol)")
     bx.set_title("LGIKA (RF): RMSE vs number of features", fontsize=10)
-    bx.legend(fontsize=7)
+    bx.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, frameon=False)
     bx.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # the legends below the axes inside the image
     plt.close(fig)
 
 
