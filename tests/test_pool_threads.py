@@ -14,6 +14,7 @@ from orbitkernels.backends.numpy import NumpyBackend
 from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
 from orbitkernels.features import _engine
 from orbitkernels.features._engine import EnginePool, ProjectionPlan
+from orbitkernels.utils.errors import ConfigurationError
 from orbitkernels.groups import CyclicShift, ImageRotation, ImageScaling, Uniform, VonMises
 
 SHAPE = (16, 16)
@@ -98,8 +99,17 @@ def test_the_thread_count_follows_the_setting(monkeypatch):
         assert npbk.pool_threads() == 1
     for bad in ("0", "two", "-1", "1.5"):
         monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", bad)
-        with pytest.raises(ValueError, match="ORBITKERNELS_NUM_THREADS must be a positive integer"):
+        with pytest.raises(ConfigurationError, match="ORBITKERNELS_NUM_THREADS must be a positive integer"):
             npbk.pool_threads()
+
+
+def test_the_cli_names_a_bad_thread_count(monkeypatch, capsys, tmp_path):
+    """A configuration error, not a traceback: the CLI reports it in one line and exits 1."""
+    from orbitkernels.cli import main
+
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "abc")
+    assert main(["demo", "--quick", "--quiet", "--out", str(tmp_path / "demo")]) == 1
+    assert "orbitkernels: error: ORBITKERNELS_NUM_THREADS must be a positive integer; got 'abc'" in capsys.readouterr().err
 
 
 def test_the_threads_are_limited_by_the_memory_budget(monkeypatch, rng):

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.fft
 
 from . import _fused
+from ..utils.errors import ConfigurationError
 from ._common import rbf_pool_passes, trig_pool_passes
 
 __all__ = ["NumpyBackend"]
@@ -31,7 +32,7 @@ def _env_threads():
     if not v:
         return None
     if not v.isdigit() or int(v) < 1:
-        raise ValueError(f"{THREADS_ENV} must be a positive integer; got {v!r}")
+        raise ConfigurationError(f"{THREADS_ENV} must be a positive integer; got {v!r}")
     return int(v)
 
 
