@@ -3,7 +3,7 @@
 The engine computes a chunk's similarities (GEMM paths) or their spectrum (FFT paths) in one call that BLAS runs on
 every core, then inverts (FFT paths) and pools the chunk a cache-sized block of rows at a time. Until this change
 that block loop ran in the caller's thread: with two cores only the GEMM and SciPy's FFT workers used the second
-one, and the default rotation estimator ran 1.16x faster on two cores than on one. The variant kept: the blocks of
+one, and the default rotation estimator ran 1.16-1.25x faster on two cores than on one. The variant kept: the blocks of
 a chunk pooled by a thread pool (``ProjectionPlan._pool_threads``: ``ORBITKERNELS_NUM_THREADS``, else the cores,
 each thread's FFTs on one worker, as many threads as a quarter of ``max_memory_mb`` holds blocks).
 
@@ -19,8 +19,12 @@ templates x 64 elements, 50 bins); rotated MNIST digits. Usage::
 Writes ``results/bench/pool_threads_probe.json`` (µs per image; speedups over one thread; the largest difference
 between the threaded features and the caller-thread ones, which differ only where the chunks do: a thread's block
 temporaries come out of the same budget, so chunks hold fewer rows and BLAS rounds some dot products another way).
+Last, the default estimator's two stages, timed apart in each variant's best round: the chunks' similarities
+(polar resampling, forward FFT and the per-frequency GEMM, on BLAS's threads) and the blocks (transposition, inverse
+FFTs and pooling), which say how far the blocks scale with the cores here.
 """
 import os
+import time
 
 import numpy as np
 
@@ -37,6 +41,40 @@ def _on(threads, fn):
         with _limit(threads):
             return fn()
     return run
+
+
+def _stages(est, Xe, variants, off):
+    """µs per image of the similarities (``ProjectionPlan._similarities``) and of the rest (the blocks) of each
+    variant (name -> threads; ``off``: the variant with the back-end's pool threads switched off), best of ROUNDS."""
+    plan = type(est.plan_)
+    inner = plan._similarities
+    spent = [0.0]
+
+    def timed(self, *a, **k):
+        t = time.perf_counter()
+        try:
+            return inner(self, *a, **k)
+        finally:
+            spent[0] += time.perf_counter() - t
+
+    best = {}
+    plan._similarities = timed
+    try:
+        for _ in range(ROUNDS):
+            for name, threads in variants.items():
+                run = (lambda: est.transform(Xe)) if name != off else _numpy_backend_off(
+                    "pool_threads", lambda: est.transform(Xe))
+                spent[0] = 0.0
+                t = time.perf_counter()
+                _on(threads, run)()
+                total = time.perf_counter() - t
+                if name not in best or total < best[name][0]:
+                    best[name] = (total, spent[0])
+    finally:
+        plan._similarities = inner
+    n = len(Xe)
+    return {name: {"total": round(t / n * 1e6, 1), "similarities": round(s / n * 1e6, 1),
+                   "blocks": round((t - s) / n * 1e6, 1)} for name, (t, s) in best.items()}
 
 
 def main():
@@ -63,6 +101,7 @@ def main():
         times.update(t)
         outs.update(o)
     rows = {e: len(Xe) for e, (_, Xe) in ests.items()}
+    stages = _stages(*ests["default s=2000 r=64"], {one: 1, before: cores, now: cores}, before)
     res = {"cores": cores, "rounds": ROUNDS,
            "us_per_image": {k: round(t / rows[k.split(" | ")[0]] * 1e6, 1) for k, t in times.items()},
            "speedup_over_1_thread": {
@@ -71,7 +110,7 @@ def main():
            "speedup_threads_vs_before": {e: round(times[f"{e} | {before}"] / times[f"{e} | {now}"], 3) for e in ests},
            "max_abs_diff_vs_before": {e: float(np.abs(outs[f"{e} | {now}"].astype(np.float64)
                                                      - outs[f"{e} | {before}"]).max()) for e in ests},
-           "n_images": rows}
+           "n_images": rows, "default_estimator_stages_us_per_image": stages}
     _write_probe(res, "benchmarks/probes/perf/pool_threads.py", threads=cores)
     print(res["speedup_over_1_thread"])
 

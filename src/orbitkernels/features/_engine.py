@@ -557,7 +557,7 @@ class ProjectionPlan:
         fixed ``reserve``, within the quarter of ``max_memory_mb`` that :meth:`chunk_rows` keeps for them.
 
         One thread pooled the blocks while the GEMM and the FFTs ran on every core: at 2 cores the default
-        rotation estimator gained 1.16x over one core (``benchmarks/probes/perf/pool_threads.py``). A callable
+        rotation estimator gained 1.16-1.25x over one core (``benchmarks/probes/perf/pool_threads.py``). A callable
         pooling (not an :class:`EnginePool`) runs in the caller's thread: it need not be thread-safe.
         """
         want = getattr(self.backend, "pool_threads", None)
