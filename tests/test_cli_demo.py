@@ -163,3 +163,23 @@ def test_benchmarks_limit_scipy_fft_workers_too(monkeypatch):
     with _limit(1):
         assert _workers() == 1
     assert "OMP_NUM_THREADS" not in os.environ  # restored
+
+
+def test_help_lists_every_environment_variable_the_library_reads(capsys):
+    """``orbitkernels --help`` names each ORBITKERNELS_* variable that the sources read, so the list cannot go stale."""
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    import orbitkernels
+    from orbitkernels.cli import main
+
+    src = Path(orbitkernels.__file__).parent
+    names = {m for f in src.rglob("*.py") for m in re.findall(r"ORBITKERNELS_[A-Z0-9_]*[A-Z0-9]", f.read_text())}
+    assert {"ORBITKERNELS_DATA", "ORBITKERNELS_NUM_THREADS", "ORBITKERNELS_NUMBA"} <= names
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    shown = capsys.readouterr().out
+    assert not [n for n in sorted(names) if not re.search(re.escape(n) + r"\b", shown)]

@@ -205,6 +205,27 @@ def _cmd_datasets(args):
     return 0
 
 
+#: every environment variable the library reads (tests/test_cli_demo.py checks the list against the sources)
+ENVIRONMENT_HELP = """environment variables:
+  ORBITKERNELS_DATA                 data folder (default: the user cache; --data-home of `datasets`)
+  ORBITKERNELS_RESULTS              results root of `reproduce` (default: ./results)
+  ORBITKERNELS_NUM_THREADS          threads of a transform's block pooling and FFTs (default:
+                                    OMP_NUM_THREADS, else the cores; one off the main thread)
+  ORBITKERNELS_NUMBA=0              the fused numba kernels off (NumPy passes instead)
+  ORBITKERNELS_QUIET=1              no progress bars (as --quiet)
+  ORBITKERNELS_BACKEND, ORBITKERNELS_DEVICE
+                                    where Raj et al.'s image experiments run (numpy | torch; e.g. cuda)
+  ORBITKERNELS_RAJ2017_CONFIG       reduced (default) | full: Raj et al.'s configuration
+  ORBITKERNELS_RAJ2017_CELLS        only these cells (comma-separated shell patterns of cell keys)
+  ORBITKERNELS_RAJ2017_TIME_BUDGET_S
+                                    seconds before the run postpones its remaining cells (resumable)
+  ORBITKERNELS_MOLECULES3D_CONFIG, ORBITKERNELS_MOLECULES3D_BUDGET_S
+                                    the same for the 3-D molecules experiment
+  ORBITKERNELS_BENCH_THREADS        threads of `bench` (default 1)
+  ORBITKERNELS_BENCH_WARM_HEAP=0    `bench` on glibc's default allocator instead of a warm heap
+"""
+
+
 def _common_options(parser, default):
     # On the main parser the defaults are False; on a subcommand they are SUPPRESS, so that
     # `orbitkernels --quiet reproduce ...` is not reset by the subcommand's own (absent) flag.
@@ -217,6 +238,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="orbitkernels",
         description="Learning with group invariances through kernels: demo, paper reproductions, benchmarks, data.",
+        epilog=ENVIRONMENT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"orbitkernels {__version__}")
     _common_options(parser, False)
