@@ -182,3 +182,36 @@ def test_the_default_rotation_estimator_pools_in_seven_threads_at_the_default_bu
     assert f.max_memory_mb == 256 and f.plan_.path == "polar"
     f.transform(X)
     assert sizes == [7]
+
+
+def test_the_outer_blocks_of_rows_count_the_same_pooling_threads(pooling_threads, monkeypatch, rng):
+    """GICDF normalises its rows block by block (copies the engine does not see): those outer blocks are sized with
+    the engine's own count of pooling threads and their temporaries, and the transform stays within the budget."""
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "4")
+    monkeypatch.setattr(_engine, "POOL_BLOCK_BYTES_DIRECT", 128 * 2**10)  # the real block size
+    budget = 8.0
+    X = rng.random((6000, 256)).astype(np.float32)
+    f = GroupCDFFeatures(ImageRotation(SHAPE, angle=Uniform(-0.35, 0.35)), n_templates=40, n_bins=10,
+                         n_group_samples=16, random_state=0, max_memory_mb=budget).fit(X[:50])
+    f.transform(X[:10])
+    assert f.plan_.path == "gemm" and f._prepare_copies
+    _, per_block, threads = f.plan_.pooling_blocks(f._pool_spec(), f._n_features_out, 4)
+    assert threads > 1
+    pooling_threads["sizes"].clear()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        F = f.transform(X)
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    assert set(pooling_threads["sizes"]) == {threads}
+    assert peak - (F.nbytes + X.nbytes) / 2**20 <= 1.5 * budget + 1.0
+    # the outer blocks leave the threads' blocks their room: fewer rows than on one thread
+    blocks, inner = [], ProjectionPlan.map
+    monkeypatch.setattr(ProjectionPlan, "map", lambda self, X, *a, **k: blocks.append(len(X)) or inner(self, X, *a, **k))
+    f.transform(X)
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "1")
+    rows_threads, blocks[:] = max(blocks), []
+    f.transform(X)
+    assert rows_threads < max(blocks)

@@ -185,8 +185,11 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         # the engine pools cache-sized sub-blocks whose temporaries (the CDF's int64 counts: up to
         # 3x the block) do not shrink with the chunk, plus the kernels' per-call template norms
         # and the pooling's temporaries (per row, or per pooled block where the back-end pools blocks)
-        pool_row, pool_block = plan.pool_bytes(pool, n_out, max(cdt.itemsize, out_dtype.itemsize))
-        reserve = plan.strategy.block_reserve(plan, cdt.itemsize) + pool_block
+        # (the engine's count, :meth:`ProjectionPlan.pooling_blocks`: one block's temporaries per pooling thread)
+        pool_row, per_block, threads = plan.pooling_blocks(pool, n_out, max(cdt.itemsize, out_dtype.itemsize))
+        reserve = per_block * threads
+        if not plan.backend.prefers_cache_blocks:  # a back-end that pools whole chunks: a block's reserve, as before
+            reserve += plan.strategy.block_reserve(plan, cdt.itemsize)
         extra = n_out * out_dtype.itemsize + pool_row + self._extra_row_bytes(d, cdt.itemsize)
         if self._prepare_copies:
             extra += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)

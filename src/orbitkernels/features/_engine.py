@@ -550,6 +550,16 @@ class ProjectionPlan:
             )
         return max(1, min(n, rows))
 
+    def pooling_blocks(self, pool, n_out, itemsize, fixed=0):
+        """``(bytes per chunk row, bytes per pooling thread, threads)`` of the pooling of ``n_out`` features per row:
+        :meth:`pool_bytes`, with each pooled block's own temporaries (:meth:`_Path.block_reserve`) where the
+        back-end pools cache-sized blocks, and the :meth:`_pool_threads` that pool them side by side beside a
+        ``fixed`` reserve. :meth:`map` and the estimators' outer blocks of rows count the same threads."""
+        per_row, per_block = self.pool_bytes(pool, n_out, itemsize)
+        if self.backend.prefers_cache_blocks:
+            per_block += self.strategy.block_reserve(self, itemsize)
+        return per_row, per_block, self._pool_threads(isinstance(pool, EnginePool), per_block, fixed)
+
     def _pool_threads(self, engine_pool, per_block, reserve):
         """Threads that pool a chunk's cache-sized blocks side by side: the back-end's count (NumPy:
         ``ORBITKERNELS_NUM_THREADS``, else the cores, :func:`orbitkernels.backends.numpy.pool_threads`) for an
@@ -617,14 +627,11 @@ class ProjectionPlan:
             # 7000 (benchmarks/probes/perf/rbf_pool_fused.py)
             pool, post = pool.stages(cdt)
         n_pooled = n_out if post is None else post.shape[0]
-        extra, per_block = self.pool_bytes(pool, n_pooled, max(cdt.itemsize, X.dtype.itemsize))
-        reserve = 0
+        # the map cast to the compute precision
+        reserve = post.nbytes if post is not None and post.dtype != np.float64 else 0
+        extra, per_block, threads = self.pooling_blocks(pool, n_pooled, max(cdt.itemsize, X.dtype.itemsize), reserve)
         if post is not None:
             extra += n_pooled * cdt.itemsize  # the chunk's pooled rows before the map
-            reserve += post.nbytes if post.dtype != np.float64 else 0  # the map cast to the compute precision
-        if bk.prefers_cache_blocks:
-            per_block += self.strategy.block_reserve(self, cdt.itemsize)  # the blocks' own temporaries
-        threads = self._pool_threads(engine_pool, per_block, reserve)
         reserve += per_block * threads  # each pooling thread holds its own block's temporaries
         rows = self.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra, reserve=reserve)
         starts = range(0, n, rows)
