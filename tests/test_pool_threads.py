@@ -32,6 +32,17 @@ PATHS = {"polar-rf": "polar", "polar-nystroem": "polar", "gemm-gicdf": "gemm", "
          "data-rf": "data", "fft-gicdf": "fft"}
 
 
+def _transform_peak_mb(f, X):
+    """``f.transform(X)`` and the peak of NumPy's allocations during it (tracemalloc), in MB."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        F = f.transform(X)
+        return F, tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
 @pytest.fixture
 def pooling_threads(monkeypatch):
     """Blocks of one row (many blocks per chunk); what the engine's thread pools were: ``sizes`` (each pool's
@@ -155,13 +166,7 @@ def test_threaded_pooling_stays_within_the_budget(pooling_threads, monkeypatch, 
     f.fit(X[:50]).transform(X[:10])  # template caches built outside the measurement
     assert isinstance(f.plan_, ProjectionPlan) and f.plan_.path == "polar"
     assert f.plan_.chunk_rows(12000, 256, 4) < 12000  # several chunks
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        F = f.transform(X)
-        peak = tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
+    F, peak = _transform_peak_mb(f, X)
     assert set(pooling_threads["sizes"]) == {2}  # a quarter of the budget holds two threads' blocks (8 MB each), not four
     assert peak - F.nbytes / 2**20 <= 1.5 * budget + 1.0
 
@@ -198,13 +203,7 @@ def test_the_outer_blocks_of_rows_count_the_same_pooling_threads(pooling_threads
     _, per_block, threads = f.plan_.pooling_blocks(f._pool_spec(), f._n_features_out, 4)
     assert threads > 1
     pooling_threads["sizes"].clear()
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        F = f.transform(X)
-        peak = tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
+    F, peak = _transform_peak_mb(f, X)
     assert set(pooling_threads["sizes"]) == {threads}
     assert peak - (F.nbytes + X.nbytes) / 2**20 <= 1.5 * budget + 1.0
     # the outer blocks leave the threads' blocks their room: fewer rows than on one thread
