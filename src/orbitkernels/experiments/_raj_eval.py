@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.kernel_approximation import RBFSampler
 
 from ..models.ridge import RidgePath as RidgePathSolver
+from ..features._frequencies import orthogonal_gaussian  # noqa: F401  (the 2nd layer's draw; tests import it here)
 from ._common import RidgePath, kfold_indices
 
 __all__ = ["median_sq_dist", "inner_cv_select", "regression_scores", "second_layer", "one_hot",
@@ -95,21 +96,6 @@ def second_layer(F, train, n_components, factor, seed):
     gamma = factor / layer2_scale(F, train, seed)
     rbf = RBFSampler(gamma=gamma, n_components=n_components, random_state=seed)
     return rbf.fit(F[train]).transform(F).astype(np.float32)
-
-
-def orthogonal_gaussian(d, m, rng):
-    """(d, m) frequencies z of orthogonal random features (Yu et al. 2016, "Orthogonal Random Features", Eq. 3):
-    each block of d columns is a Haar-random orthonormal basis times independent χ_d lengths, so every column is
-    N(0, I_d) as in random Fourier features while the columns of a block are exactly orthogonal; the Monte Carlo
-    estimate of a Gaussian kernel then has a smaller variance than with i.i.d. columns."""
-    blocks = []
-    for a in range(0, m, d):
-        b = min(d, m - a)
-        Q, R = np.linalg.qr(rng.standard_normal((d, b)))
-        # signs of R's diagonal: without them QR's convention biases Q away from the Haar law
-        Q *= np.where(np.diag(R) < 0, -1.0, 1.0)[None, :]
-        blocks.append(Q * np.sqrt(rng.chisquare(d, b))[None, :])
-    return np.hstack(blocks)
 
 
 class WideLayer2:

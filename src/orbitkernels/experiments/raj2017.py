@@ -30,7 +30,8 @@ from ..kernels import HaarKernel
 from ..models.ridge import RidgePath as _RidgePathSolver, centre_gram
 from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
-from ._common import PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices, seed_from
+from ._common import (PAPER_FREQUENCIES, PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices,
+                      seed_from)
 from ._raj_eval import (WideLayer2, holdout_select, inner_cv_select, layer2_scale, loo_select, median_sq_dist,
                         one_hot, sq_dists, regression_scores, second_layer)
 from ._runner import ExperimentRun, headline
@@ -89,6 +90,8 @@ class Method:
     ``landmarks``: where a Nyström row draws its landmarks (Raj §2.2.2: "from the original set X or from the orbit
     gX"; :class:`OrbitNystroem`'s ``landmarks``).
     ``reproduces``: the paper's row this one measures at the paper's own protocol (the headline then shows it).
+    ``frequencies``: how an RF row draws its frequencies ("iid", the paper's, or "orthogonal", Yu et al. 2016's
+    lower-variance draw of the same law; None: the paper's).
     """
 
     name: str
@@ -101,6 +104,7 @@ class Method:
     sampling: str | None = None
     reproduces: str | None = None
     landmarks: str = "data"
+    frequencies: str | None = None
 
     @property
     def family(self):
@@ -120,6 +124,10 @@ class Method:
     @property
     def group_sampling(self):
         return self.sampling or PAPER_SAMPLING
+
+    @property
+    def frequency_sampling(self):
+        return self.frequencies or PAPER_FREQUENCIES
 
 
 METHODS = {m.name: m for m in (
@@ -441,7 +449,8 @@ class _QM7:
         group = self.group if m.invariant else None
         if m.feature_map == "rf":
             fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, kernel=m.kernel, gamma=gamma, n_components=dim // 2,
-                                      n_group_samples=r if group else None, random_state=seed)
+                                      frequencies=m.frequency_sampling, n_group_samples=r if group else None,
+                                      random_state=seed)
         elif m.feature_map == "nys":
             fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel=m.kernel, gamma=gamma, n_components=dim,
                                landmarks=m.landmarks, n_group_samples=r if group else None, random_state=seed)
@@ -1220,7 +1229,7 @@ def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=Non
 
         def compute(r=r, s=s, rep=rep):
             fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=s, n_group_samples=r,
-                                      random_state=seed * 1000 + rep)
+                                      frequencies=PAPER_FREQUENCIES, random_state=seed * 1000 + rep)
             F = fm.fit(X).transform(X)
             D = F @ F.T - K
             return {"spectral": float(np.linalg.norm(D, 2) / normK[0]), "frobenius": float(np.linalg.norm(D, "fro") / normK[1])}
@@ -1434,10 +1443,11 @@ def _image_feature_map(name, group, dim, gamma, r, cfg, seed):
     eng = engine_options()
     if m.all_rotations:  # PolarRotation: every grid angle (weighted by q) through the FFT fast path
         return OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=dim // 2, n_group_samples=None,
-                                    random_state=seed, **eng)
+                                    frequencies=m.frequency_sampling, random_state=seed, **eng)
     if m.feature_map == "rf":
         return OrbitFourierFeatures(group, sampling=m.group_sampling, gamma=gamma, n_components=dim // 2,
-                                    n_group_samples=(m.r or r) if group else None, random_state=seed, **eng)
+                                    frequencies=m.frequency_sampling, n_group_samples=(m.r or r) if group else None,
+                                    random_state=seed, **eng)
     if m.feature_map == "nys":
         return OrbitNystroem(group, sampling=m.group_sampling, kernel="rbf", gamma=gamma, n_components=dim,
                              n_group_samples=(m.r or r) if group else None, random_state=seed, **eng)

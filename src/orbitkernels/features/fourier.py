@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
+from ..groups.base import TrivialGroup, resolve_group
 from ..utils.validation import count_constraint, max_sq_norm, positive_real_constraint, scale_gamma
 from ._engine import TrigPool
+from ._frequencies import orthogonal_gaussian
 from ._base import DEFAULT_MEMORY, OrbitFeaturesBase, magnitude_guard
 
 __all__ = ["OrbitFourierFeatures"]
@@ -40,6 +42,18 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
     kernel : {"rbf", "laplacian"}
         Base kernel: Gaussian exp(-gamma ||x - y||^2) or Laplacian exp(-gamma ||x - y||_1).
     n_components : int, s (number of frequencies)
+    frequencies : {"auto", "orthogonal", "iid"}
+        How the s frequencies are drawn. "iid": independent ω_j ~ N(0, 2 gamma I)
+        (Rahimi & Recht 2007; Raj Eq. 7 as written). "orthogonal": orthogonal random
+        features (Yu et al. 2016): each ω_j still has the law N(0, 2 gamma I), so the
+        estimate keeps its mean, while the frequencies of each block of d are exactly
+        orthogonal (the Gaussian base kernel only: its spectral law is rotation
+        invariant). Without a group this halves the spread of the kernel estimate at
+        s = 2d (Original (RF) on Rotated MNIST, 7000 frequencies: 87.34 % against
+        87.11-87.21 % for three i.i.d. draws, ``benchmarks/probes/raj2017/orig_rf_gamma.py``);
+        averaged over a group the spread is measured unchanged
+        (``tests/test_orthogonal_frequencies.py``). "auto" (default): "orthogonal" for
+        the Gaussian kernel without a group, where it helps, "iid" otherwise.
     n_group_samples : int, optional, r (default: all elements of a finite group, 64 otherwise)
     sampling : {"qmc", "iid"}
         How the r elements are drawn from q: "qmc" (default) a low-variance design
@@ -61,7 +75,7 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
     Attributes
     ----------
     templates_ (the frequencies ω_j), random_offset_, group_elements_, group_weights_, group_, plan_
-    gamma_, n_components_, output_ : the fitted values every transform uses.
+    gamma_, n_components_, output_, frequencies_ : the fitted values every transform uses.
     """
 
     _parameter_constraints: dict = {
@@ -70,15 +84,17 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         "kernel": [StrOptions({"rbf", "laplacian"})],
         "n_components": [count_constraint()],
         "output": [StrOptions({"cos_sin", "cos"})],
+        "frequencies": [StrOptions({"auto", "orthogonal", "iid"})],
     }
 
-    def __init__(self, group=None, *, gamma=1.0, kernel="rbf", n_components=100, n_group_samples=None,
-                 sampling="qmc", output="cos_sin", action="auto", random_state=None, max_memory_mb=DEFAULT_MEMORY,
-                 fast_path="auto", dtype=None, backend="numpy", device=None):
+    def __init__(self, group=None, *, gamma=1.0, kernel="rbf", n_components=100, frequencies="auto",
+                 n_group_samples=None, sampling="qmc", output="cos_sin", action="auto", random_state=None,
+                 max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy", device=None):
         self.group = group
         self.gamma = gamma
         self.kernel = kernel
         self.n_components = n_components
+        self.frequencies = frequencies
         self.n_group_samples = n_group_samples
         self.sampling = sampling
         self.output = output
@@ -96,7 +112,17 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         self.output_ = self.output
         self.gamma_ = scale_gamma(X) if isinstance(self.gamma, str) else float(self.gamma)
         gamma = self.gamma_
-        if self.kernel == "rbf":
+        frequencies = self.frequencies
+        if frequencies == "auto":
+            trivial = isinstance(resolve_group(self.group), TrivialGroup)
+            frequencies = "orthogonal" if self.kernel == "rbf" and trivial else "iid"
+        if frequencies == "orthogonal" and self.kernel != "rbf":
+            raise ValueError(f"frequencies='orthogonal' needs kernel='rbf' (a rotation-invariant spectral law); "
+                             f"kernel={self.kernel!r} draws i.i.d. Cauchy frequencies: use frequencies='iid' or 'auto'")
+        self.frequencies_ = frequencies
+        if frequencies == "orthogonal":
+            W = np.sqrt(2.0 * gamma) * orthogonal_gaussian(X.shape[1], s, rng).T
+        elif self.kernel == "rbf":
             W = rng.normal(scale=np.sqrt(2.0 * gamma), size=(s, X.shape[1]))
         else:  # "laplacian"
             W = gamma * rng.standard_cauchy(size=(s, X.shape[1]))
