@@ -15,11 +15,15 @@ random frequencies (the reproduction's seed is 0) at the chosen factor, λ on th
 kernel the row approximates, exactly (D → ∞): kernel ridge with the Gaussian kernel on the pixels, γ factor over the
 reproduction's grid and λ on the validation split, refit on train + validation
 (``raj2017._image_hyper_cell``, the exact-kernel cell of the 2nd-layer rows, given the pixels as its first layer:
-the same γ scale, the median squared distance of the training rows, and the same λ convention).
+the same γ scale, the median squared distance of the training rows, and the same λ convention). Last, a
+lower-variance draw of the same features: orthogonal random features (Yu et al. 2016; the library's default for the
+Gaussian kernel, ``OrbitFourierFeatures(frequencies="auto")``), each frequency N(0, 2γI) as before, the 7000
+frequencies orthogonal in blocks of 784, at the grid's factors, λ on the reproduction's grid.
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/orig_rf_gamma.py``;
 each finished variant is written at once to ``results/raj2017/orig_rf_gamma_probes.json`` and skipped on a rerun.
 """
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +51,9 @@ def main():
     lambdas = np.array(raj2017._LAMBDAS)
     acc = lambda P, yv: float(np.mean(P.argmax(1) == yv.argmax(1)))  # noqa: E731
 
-    def run(factor, lambdas=lambdas, seed=SEED):
-        fm = raj2017._image_feature_map("orig_rf", None, DIM, factor / scale, cfg["r"], cfg, seed).fit(X[train])
+    def run(factor, lambdas=lambdas, seed=SEED, frequencies="iid"):
+        row = dataclasses.replace(raj2017.METHODS["orig_rf"], frequencies=frequencies)
+        fm = raj2017._image_feature_map(row, None, DIM, factor / scale, cfg["r"], cfg, seed).fit(X[train])
         F = fm.transform(X).astype(np.float32)
         _, lam, table = holdout_select({0: F}, Y, train, valid, lambdas, acc)
         fit_rows = np.concatenate([train, valid])
@@ -71,6 +76,9 @@ def main():
                 "valid_acc": max(r["valid_acc"][str(best)]), "valid_acc_per_factor_and_lambda": r["valid_acc"]}
 
     probes.record("exact Gaussian kernel ridge (D → ∞), factor and λ on validation", exact)
+    for f in (1.0, 2.0):
+        probes.record(f"factor {f:g}, orthogonal frequencies",
+                      lambda f=f: {**run(f, frequencies="orthogonal"), "frequencies": "orthogonal"})
 
 
 if __name__ == "__main__":
