@@ -5,7 +5,7 @@ import pytest
 
 from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.features._frequencies import orthogonal_gaussian
-from orbitkernels.groups import CyclicShift
+from orbitkernels.groups import CyclicShift, ImageRotation
 from orbitkernels.groups.base import TrivialGroup
 from orbitkernels.kernels import HaarKernel
 
@@ -41,17 +41,36 @@ def _spread(group, X, exact, gamma, s, law, draws=300):
 
 def test_base_kernel_estimate_is_unbiased_and_spreads_half_as_much_as_with_iid_frequencies():
     """Without a group the features estimate the Gaussian kernel; with s = 2d orthogonal frequencies its spread
-    over draws is about half that of i.i.d. ones (Yu et al. 2016, Fig. 1; why "auto" takes them there)."""
+    over draws is about half that of i.i.d. ones (Yu et al. 2016, Fig. 1)."""
     X = np.random.default_rng(2).normal(size=(2, 8)) * 0.2
     exact = np.exp(-0.5 * np.sum((X[0] - X[1]) ** 2))
     iid, orth = (_spread(None, X, exact, 0.5, 16, law) for law in ("iid", "orthogonal"))
     assert orth < 0.65 * iid, (iid, orth)
 
 
-def test_orbit_kernel_estimate_is_unbiased_and_spreads_no_more_than_with_iid_frequencies():
-    """With a group, each feature averages cos over many differences g x - g' x' and the orthogonality of two
-    frequencies no longer anti-correlates their terms: measured, the spread is the i.i.d. one (never larger), so
-    "auto" keeps i.i.d. frequencies with a group."""
+def test_orbit_kernel_gram_error_on_rotated_digits_is_about_half_that_of_iid_frequencies():
+    """With a group (12 rotations of 12×12 digits), the Gram matrix of the orbit features is also about twice as
+    close to the exact orbit kernel with orthogonal frequencies at s = d (why "auto" takes them with a group too)."""
+    from sklearn.datasets import load_digits
+
+    X = np.pad(load_digits().images[:60] / 16.0, ((0, 0), (2, 2), (2, 2))).reshape(60, -1)
+    g = ImageRotation((12, 12), n_angles=12)
+    err = {}
+    for law in ("iid", "orthogonal"):
+        e = []
+        for seed in range(8):
+            f = OrbitFourierFeatures(g, gamma=0.02, n_components=144, frequencies=law, random_state=seed,
+                                     fast_path="gemm").fit(X)
+            K = HaarKernel(g, "rbf", gamma=0.02, elements=f.group_elements_)(X)
+            F = f.transform(X)
+            e.append(np.linalg.norm(F @ F.T - K) / np.linalg.norm(K))
+        err[law] = np.mean(e)
+    assert err["orthogonal"] < 0.75 * err["iid"], err
+
+
+def test_orbit_kernel_estimate_is_unbiased_with_a_group_and_spreads_no_more_than_with_iid_frequencies():
+    """Cyclic shifts of Gaussian vectors: each feature averages cos over many differences g x - g' x', and here
+    the spread is the i.i.d. one (the least the option gives), never larger."""
     g = CyclicShift(8)
     X = np.random.default_rng(2).normal(size=(2, 8)) * 0.3
     exact = HaarKernel(g, "rbf", gamma=0.5)(X)[0, 1]
@@ -66,11 +85,11 @@ def test_orthogonal_features_stay_exactly_invariant_on_a_finite_group():
     np.testing.assert_allclose(f.transform(np.roll(X, 3, axis=1)), f.transform(X), atol=1e-12)
 
 
-def test_auto_is_orthogonal_for_the_gaussian_kernel_alone_and_iid_with_a_group_or_the_laplacian():
+def test_auto_is_orthogonal_for_the_gaussian_kernel_and_iid_for_the_laplacian():
     X = np.random.default_rng(4).normal(size=(6, 5))
     assert OrbitFourierFeatures(n_components=7, random_state=0).fit(X).frequencies_ == "orthogonal"
     assert OrbitFourierFeatures(TrivialGroup(), n_components=7, random_state=0).fit(X).frequencies_ == "orthogonal"
-    assert OrbitFourierFeatures(CyclicShift(5), n_components=7, random_state=0).fit(X).frequencies_ == "iid"
+    assert OrbitFourierFeatures(CyclicShift(5), n_components=7, random_state=0).fit(X).frequencies_ == "orthogonal"
     assert OrbitFourierFeatures(kernel="laplacian", n_components=7, random_state=0).fit(X).frequencies_ == "iid"
     with pytest.raises(ValueError, match="frequencies='orthogonal' needs kernel='rbf'"):
         OrbitFourierFeatures(kernel="laplacian", frequencies="orthogonal").fit(X)
@@ -96,8 +115,8 @@ def test_orthogonal_gaussian_draws_any_number_of_columns():
 
 
 def test_reproduction_rows_draw_the_papers_iid_frequencies_unless_a_row_says_otherwise():
-    """The Raj rows without a group (Original, Sort-Coulomb) were recorded with i.i.d. frequencies; "auto" would now
-    draw orthogonal ones there, so every row pins its own (``Method.frequencies``, default the paper's)."""
+    """Every Raj row was recorded with i.i.d. frequencies; "auto" now draws orthogonal ones, so every row pins its
+    own (``Method.frequencies``, default the paper's)."""
     import dataclasses
 
     from orbitkernels.experiments import raj2017

@@ -247,8 +247,8 @@ class ImageRotation(AffineImageGroup):
         function of the angle band-limited below n (no sampling noise), and makes
         the features exactly invariant to C_n. Measured on MNIST digits, upright
         train (3000), randomly rotated test (2000), 2000 random Fourier features +
-        ridge (``benchmarks/rotation_default.py``): 64 i.i.d. angles 0.678 accuracy,
-        64 grid angles with bilinear warps 0.944, on the polar grid 0.941 in a third
+        ridge (``benchmarks/rotation_default.py``): 64 i.i.d. angles 0.714 accuracy,
+        64 grid angles with bilinear warps 0.942, on the polar grid 0.943 in a fifth
         of the time. For single-channel images the group is therefore
         :class:`~orbitkernels.groups.polar.PolarRotation` (the polar FFT path of the
         engine; bilinear grid warps where the engine cannot use it, e.g. non-dot
