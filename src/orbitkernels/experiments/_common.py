@@ -19,8 +19,8 @@ __all__ = ["PAPER_SAMPLING", "PAPER_FREQUENCIES", "RidgePath", "kernel_ridge_pat
 PAPER_SAMPLING = "iid"
 
 #: How the reproductions draw random Fourier frequencies: i.i.d. Gaussian, as Raj et al. (Eq. 7, after Rahimi &
-#: Recht) do and as every recorded cell was made. The library's default for the Gaussian kernel without a group is
-#: orthogonal random features (``OrbitFourierFeatures(frequencies="auto")``); a row drawing them says so
+#: Recht) do and as every recorded cell was made. The library's default for the Gaussian kernel is orthogonal
+#: random features (``OrbitFourierFeatures(frequencies="auto")``); a row drawing them says so
 #: (``raj2017.Method.frequencies``), and the probes that do are benchmarks/probes/raj2017/orig_rf_gamma.py and
 #: orthogonal_rf_qm7.py.
 PAPER_FREQUENCIES = "iid"
