@@ -5,10 +5,11 @@ from the Gaussian kernel's spectral law N(0, 2γI), as i.i.d. random Fourier fea
 each block of d orthogonal. On 300 of scikit-learn's 8×8 digits (zero-padded to 12×12, d = 144, pixels / 16), γ =
 1 / median squared distance, this probe measures the relative Frobenius error ||ΦΦᵀ - K|| / ||K|| of the feature
 Gram matrix against the kernel it estimates, for s = d/2, d, 2d and 4d frequencies, over 20 draws of each law:
-without a group (K the Gaussian kernel; the case where ``frequencies="auto"`` takes orthogonal ones) and with the
-rotation group's 12 rotations by multiples of 30° on the bilinear-warp path (K the exact orbit kernel
-E_{g,g'} k(g x, g' x') over the same 12 elements, ``HaarKernel``; "auto" keeps i.i.d. frequencies there). Run from
-the repository root: ``python benchmarks/probes/raj2017/orthogonal_frequencies_kernel.py`` (about a minute); each
+without a group (K the Gaussian kernel) and with the rotation group's 12 rotations by multiples of 30° on the
+bilinear-warp path (K the exact orbit kernel E_{g,g'} k(g x, g' x') over the same 12 elements, ``HaarKernel``). It
+is the measurement behind ``frequencies="auto"`` taking orthogonal frequencies for the Gaussian kernel with a group
+as well as without. Run from the repository root:
+``python benchmarks/probes/raj2017/orthogonal_frequencies_kernel.py`` (under a minute); each
 finished variant is written at once to ``results/raj2017/orthogonal_frequencies_kernel_probes.json`` and skipped
 on a rerun.
 """

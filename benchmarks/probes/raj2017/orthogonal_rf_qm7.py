@@ -1,8 +1,8 @@
 """Raj et al. 2017, Table 1: do orthogonal random frequencies move the Sort-Coulomb (RF) row (12.89 RMSE in the paper)?
 
 The row's features have no group (sorted Coulomb matrices, a Gaussian kernel), where orthogonal random features
-(Yu et al. 2016; ``OrbitFourierFeatures(frequencies="orthogonal")``, the library's default without a group) halve
-the spread of the kernel estimate. This probe recomputes the row's cell (``raj2017._qm7_feature_cell``: D = 20000,
+(Yu et al. 2016; ``OrbitFourierFeatures(frequencies="orthogonal")``, the library's default for the Gaussian
+kernel) halve the spread of the kernel estimate. This probe recomputes the row's cell (``raj2017._qm7_feature_cell``: D = 20000,
 i.e. 10k frequencies with a cos and a sin, γ factor over the row's grid and λ by exact leave-one-out on the training
 folds, the "reduced" configuration that made the recorded cells) on each outer fold with orthogonal frequencies,
 everything else unchanged; the recorded i.i.d. cell of the same fold is set beside it. Run from the repository root
@@ -41,7 +41,8 @@ def main(folds):
         out = raj2017._qm7_feature_cell(data, row, DIM, k, None, factors=factors, layer2=False)
         rec = cells[f"{METHOD}|{DIM}|{k}"]
         return {"fold": k, "rmse": out["rmse"], "mae": out["mae"], "gamma_factor": out["gamma_factor"],
-                "lambda": out["lambda"], "recorded_iid_rmse": rec["rmse"], "recorded_iid_gamma_factor": rec["gamma_factor"],
+                "lambda": out["lambda"], "recorded_iid_rmse": rec["rmse"],
+                "recorded_iid_gamma_factor": rec["gamma_factor"],
                 "gamma_factors": factors}
 
     for k in folds:
