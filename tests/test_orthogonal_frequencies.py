@@ -128,3 +128,26 @@ def test_reproduction_rows_draw_the_papers_iid_frequencies_unless_a_row_says_oth
     row = dataclasses.replace(raj2017.METHODS["orig_rf"], name="orig_rf_orthogonal", frequencies="orthogonal")
     assert raj2017._image_feature_map(row, None, 20, 0.01, 4, cfg, 0).fit(X).frequencies_ == "orthogonal"
     assert all(m.frequency_sampling == "iid" for m in raj2017.METHODS.values())
+
+
+def test_molecular_features_take_the_same_frequencies_option():
+    """MolecularOrbitFeatures draws its frequencies on z like OrbitFourierFeatures: orthogonal by default for the
+    Gaussian kernel (blocks of z's dimension), i.i.d. for the Laplacian or on request (the QM7 cells' draw)."""
+    from orbitkernels.features import MolecularOrbitFeatures
+    from orbitkernels.groups import FiniteRotation3D, encode_molecules
+
+    X = encode_molecules(np.array([[8, 1, 1]]), np.array([[[0, 0, 0.12], [0, 0.76, -0.47], [0, -0.76, -0.47]]]))
+    kw = dict(species=(1, 8), n_wavevectors=4, n_components=20, random_state=0)
+    f = MolecularOrbitFeatures(FiniteRotation3D("T"), **kw).fit(X)
+    W = f.templates_
+    d = W.shape[1]  # 2 channels x 2 x 4 wavevectors = 16
+    assert f.frequencies_ == "orthogonal" and d == 16
+    G = W[:d] @ W[:d].T
+    np.testing.assert_allclose(G - np.diag(np.diag(G)), 0, atol=1e-10)
+    assert MolecularOrbitFeatures(kernel="laplacian", **kw).fit(X).frequencies_ == "iid"
+    iid = MolecularOrbitFeatures(frequencies="iid", **kw).fit(X)
+    rng = np.random.RandomState(0)
+    rng.normal(size=(4, 3))  # the wavevectors come first
+    np.testing.assert_array_equal(iid.templates_, rng.normal(size=(20, 16)))
+    with pytest.raises(ValueError, match="frequencies='orthogonal' needs kernel='rbf'"):
+        MolecularOrbitFeatures(kernel="laplacian", frequencies="orthogonal", **kw).fit(X)

@@ -28,7 +28,9 @@ for cfg in configs:
     gammas = cfg.pop("gammas", [0.01, 0.03, 0.1, 0.3, 1.0])
     reflections = cfg.pop("reflections", False)
     t0 = time.perf_counter()
-    fmap = MolecularOrbitFeatures(Rotation3D(reflections=reflections), random_state=0, max_memory_mb=512, **cfg)
+    # i.i.d. frequencies: the draw the recorded variants were made with
+    fmap = MolecularOrbitFeatures(Rotation3D(reflections=reflections), random_state=0, max_memory_mb=512,
+                                  frequencies="iid", **cfg)
     fmap.fit(X[train])
     idx = np.concatenate([train, test])
     Fs = fmap.transform_gammas(X[idx], gammas)

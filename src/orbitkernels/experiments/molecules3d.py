@@ -147,7 +147,8 @@ class _Data:
         for i, b in enumerate(blocks):
             b = dict(b)
             group = Rotation3D(reflections=b.pop("reflections"))
-            fmap = MolecularOrbitFeatures(group, random_state=self.seed + i, max_memory_mb=512, **b)
+            # i.i.d. frequencies: the draw every recorded cell was made with
+            fmap = MolecularOrbitFeatures(group, random_state=self.seed + i, max_memory_mb=512, frequencies="iid", **b)
             parts.append(fmap.fit(self.X[train]).transform_gammas(self.X, gammas))
         F = {g: np.hstack([p[g] for p in parts]) for g in gammas}
         self._cache[name] = (F, time.perf_counter() - t0)

@@ -3,7 +3,21 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["orthogonal_gaussian"]
+__all__ = ["orthogonal_gaussian", "resolve_frequencies"]
+
+
+def resolve_frequencies(frequencies, kernel):
+    """The draw an estimator's ``frequencies`` option means for its base ``kernel``: "orthogonal" or "iid".
+
+    "auto" is "orthogonal" for the Gaussian kernel and "iid" for the Laplacian, whose Cauchy spectral law is not
+    rotation invariant (orthogonal blocks would change it), so asking for "orthogonal" there is an error.
+    """
+    if frequencies == "auto":
+        return "orthogonal" if kernel == "rbf" else "iid"
+    if frequencies == "orthogonal" and kernel != "rbf":
+        raise ValueError(f"frequencies='orthogonal' needs kernel='rbf' (a rotation-invariant spectral law); "
+                         f"kernel={kernel!r} draws i.i.d. Cauchy frequencies: use frequencies='iid' or 'auto'")
+    return frequencies
 
 
 def orthogonal_gaussian(d, m, rng):

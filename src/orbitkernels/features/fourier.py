@@ -6,7 +6,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..utils.validation import count_constraint, max_sq_norm, positive_real_constraint, scale_gamma
 from ._engine import TrigPool
-from ._frequencies import orthogonal_gaussian
+from ._frequencies import orthogonal_gaussian, resolve_frequencies
 from ._base import DEFAULT_MEMORY, OrbitFeaturesBase, magnitude_guard
 
 __all__ = ["OrbitFourierFeatures"]
@@ -111,13 +111,7 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         self.output_ = self.output
         self.gamma_ = scale_gamma(X) if isinstance(self.gamma, str) else float(self.gamma)
         gamma = self.gamma_
-        frequencies = self.frequencies
-        if frequencies == "auto":
-            frequencies = "orthogonal" if self.kernel == "rbf" else "iid"
-        if frequencies == "orthogonal" and self.kernel != "rbf":
-            raise ValueError(f"frequencies='orthogonal' needs kernel='rbf' (a rotation-invariant spectral law); "
-                             f"kernel={self.kernel!r} draws i.i.d. Cauchy frequencies: use frequencies='iid' or 'auto'")
-        self.frequencies_ = frequencies
+        frequencies = self.frequencies_ = resolve_frequencies(self.frequencies, self.kernel)
         if frequencies == "orthogonal":
             W = np.sqrt(2.0 * gamma) * orthogonal_gaussian(X.shape[1], s, rng).T
         elif self.kernel == "rbf":

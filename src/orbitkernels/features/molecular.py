@@ -50,6 +50,7 @@ from ..groups.rotation3d import Rotation3D, decode_molecules
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import RANDOM_STATE_CONSTRAINT, check_random_state, count_constraint, positive_real_constraint
 from ._engine import DEFAULT_MAX_MEMORY_MB
+from ._frequencies import orthogonal_gaussian, resolve_frequencies
 
 __all__ = ["MolecularOrbitFeatures", "QM7_SPECIES", "density_inner_products"]
 
@@ -110,6 +111,11 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
     kernel : {"rbf", "laplacian"}
     n_components : int
         s, features per block (molecule: s features; atoms: one block of s per species).
+    frequencies : {"auto", "orthogonal", "iid"}
+        How the s frequencies u_j on z are drawn: as in
+        :class:`~orbitkernels.features.OrbitFourierFeatures`, "orthogonal" (Yu et al. 2016: the
+        Gaussian law per frequency, orthogonal within blocks of z's dimension) or "iid"; "auto"
+        (default) is "orthogonal" for ``kernel="rbf"``, "iid" for the Laplacian.
     n_group_samples : int, optional
         r, rotations (default: all elements of a finite group, ``DEFAULT_ROTATIONS`` = 256 otherwise).
         The rotation average is a Monte Carlo one, and its noise is what limits accuracy at small r: on
@@ -129,7 +135,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
     Attributes
     ----------
     wavevectors_ (M, 3), templates_ (s, 2 C M), random_offset_ (s,), group_, group_elements_,
-    group_weights_, gamma_, n_features_in_, n_features_out_ (via ``get_feature_names_out``).
+    group_weights_, gamma_, frequencies_, n_features_in_, n_features_out_ (via ``get_feature_names_out``).
 
     Inputs are the 2-D rows of :func:`~orbitkernels.groups.encode_molecules` ([Z, x, y, z] per atom,
     Z = 0 for padding), so the map composes with scikit-learn's pipelines and model selection;
@@ -146,6 +152,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         "gamma": [positive_real_constraint()],
         "kernel": [StrOptions({"rbf", "laplacian"})],
         "n_components": [count_constraint()],
+        "frequencies": [StrOptions({"auto", "orthogonal", "iid"})],
         "n_group_samples": [count_constraint(), None],
         "sampling": [StrOptions({"qmc", "iid"})],
         "centres": [StrOptions({"molecule", "atoms"})],
@@ -157,7 +164,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
     }
 
     def __init__(self, group=None, *, species=QM7_SPECIES, weighting="species", sigma=0.5, n_wavevectors=64,
-                 gamma=1.0, kernel="rbf", n_components=256, n_group_samples=None, sampling="qmc",
+                 gamma=1.0, kernel="rbf", n_components=256, frequencies="auto", n_group_samples=None, sampling="qmc",
                  centres="molecule", cutoff=None, random_state=None, max_memory_mb=DEFAULT_MAX_MEMORY_MB,
                  backend="numpy", device=None):
         self.group = group
@@ -168,6 +175,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         self.gamma = gamma
         self.kernel = kernel
         self.n_components = n_components
+        self.frequencies = frequencies
         self.n_group_samples = n_group_samples
         self.sampling = sampling
         self.centres = centres
@@ -208,7 +216,10 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         n_channels = len(species) if self.weighting == "species" else 1
         self.wavevectors_ = rng.normal(scale=1.0 / (np.sqrt(2.0) * self.sigma), size=(m, 3))
         d = 2 * n_channels * m
-        if self.kernel == "rbf":
+        frequencies = self.frequencies_ = resolve_frequencies(self.frequencies, self.kernel)
+        if frequencies == "orthogonal":
+            self.templates_ = orthogonal_gaussian(d, s, rng).T
+        elif self.kernel == "rbf":
             self.templates_ = rng.normal(size=(s, d))
         else:
             self.templates_ = rng.standard_cauchy(size=(s, d))
