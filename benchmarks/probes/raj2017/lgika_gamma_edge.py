@@ -19,8 +19,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
-from orbitkernels.experiments._common import RidgePath
-from orbitkernels.experiments._raj_eval import holdout_select, median_sq_dist, one_hot
+from orbitkernels.experiments._raj_eval import median_sq_dist
 from orbitkernels.experiments.report import ProbeFile
 from orbitkernels.groups import ImageRotation
 from orbitkernels.utils.io import read_json
@@ -38,20 +37,13 @@ def main():
     _, X, y, train, valid, test = raj2017.rotated_mnist_split()
     cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
     scale = median_sq_dist(X[train], seed=SEED)
-    lambdas = np.array(raj2017._LAMBDAS)
-    acc = lambda P, yv: float(np.mean(P.argmax(1) == yv.argmax(1)))  # noqa: E731
     group = ImageRotation((28, 28), angle=raj2017._angle_law(LAW))
     recorded = read_json(RECORD)["cells"]["select|lgika_rf"]["valid_acc"]
 
     def select(factor):
         # the reproduction's selection cell, at one more factor: lgika_rf at select_dim, cfg["r"] i.i.d. rotations
-        trval = np.concatenate([train, valid])
-        fm = raj2017._image_feature_map("lgika_rf", group, cfg["select_dim"], factor / scale, cfg["r"], cfg,
-                                        SEED).fit(X[train])
-        F = fm.transform(X[trval])
-        idx_tr, idx_va = np.arange(len(train)), np.arange(len(train), len(trval))
-        _, _, t = holdout_select({0: F}, one_hot(y[trval], 10), idx_tr, idx_va, lambdas, acc)
-        return {"gamma_factor": factor, "valid_acc": max(t["0"]), "dim": cfg["select_dim"], "r": cfg["r"]}
+        score = raj2017._select_score("lgika_rf", group, factor / scale, X, y, train, valid, 10, cfg, SEED)
+        return {"gamma_factor": factor, "valid_acc": score, "dim": cfg["select_dim"], "r": cfg["r"]}
 
     for f in [CONTROL] + MORE_FACTORS:
         probes.record(f"selection (D={cfg['select_dim']}, r={cfg['r']} i.i.d.), factor {f:g}", lambda f=f: select(f))
@@ -65,11 +57,10 @@ def main():
         fm = raj2017._image_feature_map("lgika_rf_r100_qmc", group, DIM, factor / scale, cfg["r"], cfg,
                                         SEED).fit(X[train])
         F = fm.transform(X).astype(np.float32)
-        _, lam, t = holdout_select({0: F}, one_hot(y, 10), train, valid, lambdas, acc)
-        fit_rows = np.concatenate([train, valid])
-        P = RidgePath([lam]).fit(F[fit_rows], one_hot(y[fit_rows], 10)).predict(F[test])[0]
-        return {"gamma_factor": factor, "accuracy": 100.0 * float(np.mean(P.argmax(1) == y[test])), "lambda": lam,
-                "valid_acc": max(t["0"]), "valid_acc_per_lambda": t["0"],
+        # the row's own cell without its 2nd layer: λ on validation, refit on train + validation, test accuracy
+        c = raj2017._classification_cell(F, y, train, valid, test, 10, {**cfg, "layer2_dim": 0}, SEED)
+        return {"gamma_factor": factor, "accuracy": c["accuracy"], "lambda": c["lambda"],
+                "valid_acc": max(c["valid_acc"]["0"]), "valid_acc_per_lambda": c["valid_acc"]["0"],
                 "selection_valid_acc": {str(k): v for k, v in sorted(table.items())}}
 
     for f in dict.fromkeys([CONTROL, best, 4.0]):

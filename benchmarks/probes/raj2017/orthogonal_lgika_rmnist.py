@@ -21,8 +21,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
-from orbitkernels.experiments._common import RidgePath
-from orbitkernels.experiments._raj_eval import holdout_select, median_sq_dist, one_hot
+from orbitkernels.experiments._raj_eval import median_sq_dist
 from orbitkernels.experiments.report import ProbeFile
 from orbitkernels.groups import ImageRotation
 from orbitkernels.utils.io import read_json
@@ -54,15 +53,12 @@ def main(part):
         if all(probes.has(k) for k in keys):
             return
         F = first_layer()
-        acc = lambda P, yv: float(np.mean(P.argmax(1) == yv.argmax(1)))  # noqa: E731
 
         def layer1():
-            lambdas = np.array(raj2017._LAMBDAS)
-            _, lam, t = holdout_select({0: F}, one_hot(y, 10), train, valid, lambdas, acc)
-            fit_rows = np.concatenate([train, valid])
-            P = RidgePath([lam]).fit(F[fit_rows], one_hot(y[fit_rows], 10)).predict(F[test])[0]
-            return {"accuracy": 100.0 * float(np.mean(P.argmax(1) == y[test])), "lambda": lam,
-                    "valid_acc": max(t["0"]), "recorded_iid_accuracy": 96.87}
+            # the row's own cell without its 2nd layer: λ on validation, refit on train + validation, test accuracy
+            c = raj2017._classification_cell(F, y, train, valid, test, 10, {**cfg, "layer2_dim": 0}, SEED)
+            return {"accuracy": c["accuracy"], "lambda": c["lambda"], "valid_acc": max(c["valid_acc"]["0"]),
+                    "recorded_iid_accuracy": 96.87}
 
         def hyper():
             r = raj2017._image_hyper_cell(F, y, train, valid, test, 10, cfg["layer2_exact"]["factors"], SEED)

@@ -1456,15 +1456,23 @@ def _image_feature_map(name, group, dim, gamma, r, cfg, seed):
                             value_range="auto", random_state=seed, **eng)
 
 
+def _select_score(method, group, gamma, X, y, train, valid, n_classes, cfg, seed):
+    """The best validation accuracy over the λ grid of ``method``'s features at γ ``gamma`` and the selection's
+    size (``select_dim`` features, ``cfg["r"]`` group elements), fitted on the training rows: one entry of the
+    image runs' selection of the group law and γ (:func:`_image_run`)."""
+    trval = np.concatenate([train, valid])
+    idx_tr, idx_va = np.arange(len(train)), np.arange(len(train), len(trval))
+    acc = lambda P, yv: float(np.mean(P.argmax(1) == yv.argmax(1)))  # noqa: E731
+    fm = _image_feature_map(method, group, cfg.get("select_dim", cfg["feature_dims"][0]), gamma, cfg["r"], cfg,
+                            seed).fit(X[train])
+    F = fm.transform(X[trval])
+    _, _, t = holdout_select({0: F}, one_hot(y[trval], n_classes), idx_tr, idx_va, np.array(_LAMBDAS), acc)
+    return max(t["0"])
+
+
 def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, select_angles):
     """Cells of Tables 2/3: select the group law and γ on validation (LGIKA-RF, small D), then every row."""
     scale = median_sq_dist(X[train], seed=seed)
-    trval = np.concatenate([train, valid])
-    n_tr = len(train)
-    idx_tr, idx_va = np.arange(n_tr), np.arange(n_tr, len(trval))
-    lambdas = np.array(_LAMBDAS)
-    Y = one_hot(y[trval], n_classes)
-    acc = lambda P, yv: float(np.mean(P.argmax(1) == yv.argmax(1)))  # noqa: E731
 
     def select(method, laws):
         def compute():
@@ -1472,11 +1480,8 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
             for law in laws:
                 for f in cfg["gamma_factors"]:
                     group = make_group(law) if METHODS[method].invariant else None
-                    fm = _image_feature_map(method, group, cfg.get("select_dim", cfg["feature_dims"][0]),
-                                            f / scale, cfg["r"], cfg, seed).fit(X[train])
-                    F = fm.transform(X[trval])
-                    _, _, t = holdout_select({0: F}, Y, idx_tr, idx_va, lambdas, acc)
-                    table[f"{law}|{f}"] = max(t["0"])
+                    table[f"{law}|{f}"] = _select_score(method, group, f / scale, X, y, train, valid, n_classes,
+                                                        cfg, seed)
             best = max(table, key=table.get)
             return {"law": best.split("|")[0], "gamma_factor": float(best.split("|")[1]), "valid_acc": table}
         return run.cell(run.key("select", method), compute)
