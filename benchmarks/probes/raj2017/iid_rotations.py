@@ -16,8 +16,18 @@ row's protocol (law, γ factor 2, λ on the validation split, refit on train + v
   low-variance one as r grows, the gap is the noise of r sampled rotations (whose empirical law leaves gaps on the
   circle: the largest of 100 uniform angles' spacings is ~(ln 100) / 100 of it), not a different kernel.
 
+- **bias or variance** (D = 2000, r = 100): the i.i.d. estimate's mean over draws is not the group average. Its
+  r² terms k(g_k x, g_l x') include the r terms k = l, where both sides turn by the same angle and, k being
+  rotation invariant, give the upright k(x, x'); so E[K̂] = K_G + (K - K_G) / r, a pull towards the non-invariant
+  base kernel K that no number of independent draws removes. Two designs separate it from the draws' gaps:
+  *blocks*: the s frequencies in B = 10 or 50 blocks, each with its own 100 i.i.d. rotations (features of a block
+  scaled by 1 / sqrt(B), so that the kernel estimate is the blocks' mean): the same mean as one draw, a B times
+  smaller spread of the rotations' part; *jittered strata*: one uniform angle in each of the 100 equal arcs of the
+  circle, drawn independently (seeds 0 and 1): the same k = l terms, but each angle's own arc is missing from its
+  k ≠ l terms, which offsets them (as on the equispaced grid, whose k = l terms are one of its r relative angles).
+
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/iid_rotations.py
-[--part draws|small|r]``; each finished variant is written at once to ``results/raj2017/iid_rotations_probes.json`` and
+[--part draws|small|r|bias]``; each finished variant is written at once to ``results/raj2017/iid_rotations_probes.json`` and
 skipped on a rerun (the parts may run at once, in separate processes).
 """
 import argparse
@@ -27,22 +37,41 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
+from orbitkernels.experiments._common import PAPER_FREQUENCIES
 from orbitkernels.experiments._raj_eval import median_sq_dist
 from orbitkernels.experiments.report import ProbeFile
 from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.groups import ImageRotation
+from orbitkernels.groups.distributions import Uniform
+from orbitkernels.utils.validation import check_random_state
 
 OUT = Path("results/raj2017/iid_rotations_probes.json")
 SEED, GAMMA_FACTOR, LAW = 0, 2.0, "uniform"  # the reproduction's choice on the validation split (cell "select")
 DRAW_SEEDS = (1, 2, 3)
 SMALL_SEEDS = (1, 2, 3, 4)
 R_CURVE = (100, 200, 400, 800)
+BLOCKS = (10, 50)
+JITTER_SEEDS = (0, 1)
 _NAMES = {"iid": "i.i.d.", "qmc": "low-variance (qmc)"}
+
+
+class JitteredCircle(Uniform):
+    """The uniform law on the circle, sampled with one independent uniform angle in each of n equal arcs.
+
+    With ``sampling="iid"`` the estimator draws its r angles from the law's ``sample`` (the equispaced grid replaces
+    draws only with ``sampling="qmc"``), so this law's ``sample`` is the design under test."""
+
+    def __init__(self):
+        super().__init__(-np.pi, np.pi)
+
+    def sample(self, size, random_state=None):
+        rng = check_random_state(random_state)
+        return -np.pi + 2 * np.pi * (np.arange(size) + rng.random(size)) / size
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    ap.add_argument("--part", choices=["draws", "small", "r"], nargs="+", default=["r", "small", "draws"])
+    ap.add_argument("--part", choices=["draws", "small", "r", "bias"], nargs="+", default=["r", "small", "draws", "bias"])
     args = ap.parse_args(argv)
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/raj2017/iid_rotations.py", experiment="rotated_mnist",
@@ -52,15 +81,34 @@ def main(argv=None):
     _, X, y, train, valid, test = raj2017.rotated_mnist_split()
     gamma = GAMMA_FACTOR / median_sq_dist(X[train], seed=SEED)
 
-    def run(dim, r, sampling, seed):
-        fm = OrbitFourierFeatures(ImageRotation((28, 28), angle=raj2017._angle_law(LAW)), sampling=sampling,
-                                  gamma=gamma, n_components=dim // 2, n_group_samples=r, random_state=seed,
-                                  **raj2017.engine_options()).fit(X[train])
-        F = fm.transform(X).astype(np.float32)
+    def feature_map(dim, r, sampling, seed, group=None):
+        group = group or ImageRotation((28, 28), angle=raj2017._angle_law(LAW))
+        # the i.i.d. frequencies of the reproduction's cells (and of this probe's records, made before the library's
+        # default became orthogonal ones)
+        return OrbitFourierFeatures(group, sampling=sampling, gamma=gamma, n_components=dim // 2, n_group_samples=r,
+                                    frequencies=PAPER_FREQUENCIES, random_state=seed,
+                                    **raj2017.engine_options()).fit(X[train])
+
+    def cell(F, **variant):
         # the reproduction's own cell (λ on validation, refit on train + validation), first layer only
-        cell = raj2017._classification_cell(F, y, train, valid, test, 10, {"layer2_dim": 0}, SEED)
-        return {"dim": dim, "r": r, "sampling": sampling, "seed": seed, "accuracy": cell["accuracy"],
-                "lambda": cell["lambda"], "valid_acc": max(cell["valid_acc"]["0"])}
+        c = raj2017._classification_cell(F, y, train, valid, test, 10, {"layer2_dim": 0}, SEED)
+        return {**variant, "accuracy": c["accuracy"], "lambda": c["lambda"], "valid_acc": max(c["valid_acc"]["0"])}
+
+    def run(dim, r, sampling, seed):
+        F = feature_map(dim, r, sampling, seed).transform(X).astype(np.float32)
+        return cell(F, dim=dim, r=r, sampling=sampling, seed=seed)
+
+    def blocks(dim, r, n_blocks, seed):
+        rngs = np.random.SeedSequence(seed).spawn(n_blocks)
+        F = np.hstack([feature_map(dim // n_blocks, r, "iid", np.random.default_rng(g)).transform(X).astype(np.float32)
+                       for g in rngs]) / np.float32(np.sqrt(n_blocks))
+        return cell(F, dim=dim, r=r, sampling=f"iid, {n_blocks} blocks", seed=seed)
+
+    def jittered(dim, r, seed):
+        fm = feature_map(dim, r, "iid", seed, group=ImageRotation((28, 28), angle=JitteredCircle()))
+        arcs = np.floor((fm.group_elements_[:, 0] + np.pi) / (2 * np.pi / r)).astype(int)
+        assert sorted(arcs.tolist()) == list(range(r)), "one angle per arc"
+        return cell(fm.transform(X).astype(np.float32), dim=dim, r=r, sampling="jittered strata", seed=seed)
 
     if "r" in args.part:
         for r in R_CURVE:
@@ -70,6 +118,12 @@ def main(argv=None):
             for seed in SMALL_SEEDS:
                 probes.record(f"D=2000, r=100 {_NAMES[sampling]}, seed {seed}",
                               lambda seed=seed, sampling=sampling: run(2000, 100, sampling, seed))
+    if "bias" in args.part:
+        for n_blocks in BLOCKS:
+            probes.record(f"D=2000, r=100 i.i.d. in {n_blocks} blocks, seed {SEED}",
+                          lambda n_blocks=n_blocks: blocks(2000, 100, n_blocks, SEED))
+        for seed in JITTER_SEEDS:
+            probes.record(f"D=2000, r=100 jittered strata, seed {seed}", lambda seed=seed: jittered(2000, 100, seed))
     if "draws" in args.part:
         for seed in DRAW_SEEDS:
             probes.record(f"D=14000, r=100 i.i.d., seed {seed}", lambda seed=seed: run(14000, 100, "iid", seed))

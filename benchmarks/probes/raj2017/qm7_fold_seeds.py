@@ -3,9 +3,9 @@
 QM7's published folds are not in the data folder (``../shared/data/README.md``), so the reproduction
 (``orbitkernels reproduce raj2017 --experiment qm7``) draws its 5 folds at random (``fold_seed`` 0), and one of
 them holds the molecules every row predicts worst (outer fold 1: 16.1 RMSE for this row, 11.9-12.5 for the
-others). This probe recomputes the row's cells exactly as the reproduction does (``_qm7_krr_cell``: exact kernel
-ridge on the sorted Coulomb matrices, γ and λ by exact leave-one-out on the training folds, the "reduced"
-configuration) on other random partitions into 5 folds (``fold_seed`` 1-4; 0 is the recorded row again, a
+others). This probe recomputes the row's cells exactly as the reproduction did when it ran (``_qm7_krr_cell``: exact
+kernel ridge on the sorted Coulomb matrices, γ and λ by exact leave-one-out on the training folds, the "reduced"
+configuration with the row's γ grid of then, 1/256 and 1/64) on other random partitions into 5 folds (``fold_seed`` 1-4; 0 is the recorded row again, a
 control), and reports the 5-fold mean RMSE of each partition.
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/qm7_fold_seeds.py
@@ -23,6 +23,8 @@ from orbitkernels.experiments.report import ProbeFile
 
 OUT = Path("results/raj2017/qm7_fold_seeds_probes.json")
 METHOD = "sort_krr"
+#: the row's γ grid when this probe ran (the reproduction's grid is wider since: ``qm7_sort_krr_grid.py``)
+EARLIER_GRID = [1 / 256, 1 / 64]
 
 
 def main(fold_seeds):
@@ -32,6 +34,7 @@ def main(fold_seeds):
 
     def run(fold_seed):
         cfg = dict(raj2017.CONFIGS["qm7"]["reduced"], fold_seed=fold_seed)
+        cfg["krr_gamma_factors_by_family"] = {**cfg["krr_gamma_factors_by_family"], "sort": EARLIER_GRID}
         data = raj2017._QM7(cfg, 0)
         cells = [raj2017._qm7_krr_cell(data, METHOD, k) for k in range(cfg["n_folds"])]
         rmse = [c["rmse"] for c in cells]
