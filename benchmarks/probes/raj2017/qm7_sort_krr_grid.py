@@ -9,14 +9,16 @@ the training folds) over factors 2^-10 ... 2^0 on each outer fold it is given, a
 leave-one-out RMSE, its λ and the test fold's RMSE at that λ. The test column is for reading only: a cell sees the
 leave-one-out column alone.
 
-The Sort-Coulomb (RF) row at D = 20000 chose the top of its grid (1/256, 1/64, 1/16) on four folds of five, with
-the same two-minimum shape of its leave-one-out error. ``--rf`` computes its first layer (``raj2017._qm7_feature_cell``
-without the 2nd layer) at the next factor, 1/4, on each outer fold given, beside the recorded cell: the
-leave-one-out error a grid extended to 1/4 would compare, and the test RMSE it would then report.
+The Sort-Coulomb (RF) row at D = 20000 chose the top of its grid (1/256, 1/64, 1/16) on four folds of five, and
+the Sort-Coulomb (Nys) row with 5700 landmarks the top of its (1/64, 1/16) on three. ``--rf`` and ``--nys`` compute
+the row's first layer (``raj2017._qm7_feature_cell`` without the 2nd layer) at the next factor, 1/4, on each outer
+fold given, beside the recorded cell: the leave-one-out error a grid extended to 1/4 would compare, and the test
+RMSE it would then report.
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/qm7_sort_krr_grid.py
-[folds ...] [--rf]`` (default 0 1; about 35 s per factor and fold on one core, a minute per fold with ``--rf``);
-each fold is written at once to ``results/raj2017/qm7_sort_krr_grid_probes.json`` and skipped on a rerun.
+[folds ...] [--rf | --nys]`` (default 0 1; about 35 s per factor and fold on one core, a minute per fold with
+``--rf``, eight with ``--nys``); each fold is written at once to ``results/raj2017/qm7_sort_krr_grid_probes.json``
+and skipped on a rerun.
 """
 import sys
 from pathlib import Path
@@ -33,13 +35,17 @@ from orbitkernels.utils.io import read_json
 OUT = Path("results/raj2017/qm7_sort_krr_grid_probes.json")
 FACTORS = [2.0 ** -e for e in range(10, -1, -1)]
 RECORD = Path("results/raj2017/qm7.json")
-RF_NEXT = 0.25
+NEXT_FACTOR = 0.25
+EARLIER_GRID = [1 / 256, 1 / 64]  # the row's grid before this probe (the cells' choices it recorded)
+#: the feature rows ``--rf`` and ``--nys`` probe: (label, method, D)
+ROWS = {"--rf": ("Sort-Coulomb (RF), D=20000", "sort_rf", 20000),
+        "--nys": ("Sort-Coulomb (Nys), D=5700", "sort_nys", 5700)}
 
 
-def main(folds, rf=False):
+def main(folds, row=None):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/raj2017/qm7_sort_krr_grid.py", experiment="qm7", method="sort_krr",
-                       factors=FACTORS, earlier_grid=[1 / 256, 1 / 64])
+                       factors=FACTORS, earlier_grid=EARLIER_GRID)
     cfg = dict(raj2017.CONFIGS["qm7"]["reduced"])
     data = raj2017._QM7(cfg, 0)
     X, y = data.Xs.astype(np.float64), data.T
@@ -61,29 +67,33 @@ def main(folds, rf=False):
             rmse.append(float(np.sqrt(np.mean(err ** 2))))
             del path
         best = int(np.argmin(loo))
+        earlier = min((FACTORS.index(f) for f in EARLIER_GRID), key=lambda i: loo[i])
         return {"fold": k, "loo_rmse": [round(v, 4) for v in loo], "lambda": lam, "test_rmse": [round(v, 4) for v in rmse],
                 "loo_choice": FACTORS[best], "test_rmse_at_loo_choice": rmse[best],
-                "loo_choice_in_earlier_grid": FACTORS[int(np.argmin(loo[2:5:2])) * 2 + 2],
-                "test_rmse_in_earlier_grid": rmse[int(np.argmin(loo[2:5:2])) * 2 + 2]}
+                "loo_choice_in_earlier_grid": FACTORS[earlier], "test_rmse_in_earlier_grid": rmse[earlier]}
 
-    def run_rf(k):
-        recorded = read_json(RECORD)["cells"][f"sort_rf|20000|{k}"]
+    def run_row(k, method, dim):
+        recorded = read_json(RECORD)["cells"][f"{method}|{dim}|{k}"]
         chosen = recorded["gamma_factor"]
-        out = raj2017._qm7_feature_cell(data, "sort_rf", 20000, k, None, factors=[RF_NEXT], layer2=False)
-        loo_next = min(out["inner_cv_rmse"][str(RF_NEXT)])
+        out = raj2017._qm7_feature_cell(data, method, dim, k, None, factors=[NEXT_FACTOR], layer2=False)
+        loo_next = min(out["inner_cv_rmse"][str(NEXT_FACTOR)])
         return {"fold": k, "recorded_factor": chosen, "recorded_loo_rmse": min(recorded["inner_cv_rmse"][str(chosen)]),
                 "recorded_test_rmse": recorded["rmse"], "loo_rmse_at_1/4": loo_next, "lambda_at_1/4": out["lambda"],
                 "test_rmse_at_1/4": out["rmse"],
-                "extended_grid_choice": RF_NEXT if loo_next < min(recorded["inner_cv_rmse"][str(chosen)]) else chosen}
+                "extended_grid_choice": NEXT_FACTOR if loo_next < min(recorded["inner_cv_rmse"][str(chosen)]) else chosen}
 
     for k in folds:
-        if rf:
-            probes.record(f"Sort-Coulomb (RF), D=20000, factor 1/4: outer fold {k}", lambda k=k: run_rf(k))
-        else:
+        if row is None:
             probes.record(f"outer fold {k}", lambda k=k: run(k))
+        else:
+            label, method, dim = ROWS[row]
+            probes.record(f"{label}, factor 1/4: outer fold {k}", lambda k=k: run_row(k, method, dim))
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    flags = [a for a in args if a.startswith("--")]
+    if len(flags) > 1 or not set(flags) <= set(ROWS):
+        sys.exit(f"at most one of {sorted(ROWS)}; got {flags}")
     with threadpool_limits(1):
-        main([int(a) for a in args if a != "--rf"] or [0, 1], rf="--rf" in args)
+        main([int(a) for a in args if not a.startswith("--")] or [0, 1], row=flags[0] if flags else None)

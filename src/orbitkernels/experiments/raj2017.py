@@ -917,7 +917,9 @@ def _qm7_notes(cname, cfg, folds_source, skipped):
              + (f"On the rows {cfg['layer2_orthogonal']['rows']} that layer also with orthogonal random frequencies "
                 "(Yu et al. 2016), the headline's 2nd layer where every fold has one, the i.i.d. layer beside it. "
                 if cfg.get("layer2_orthogonal") else "")
-             + "Exact GP/KRR rows: kernel ridge with the training mean as constant mean. "
+             + "Exact GP/KRR rows: kernel ridge with the training mean as constant mean, γ over "
+             + (f"{cfg['krr_gamma_factors_by_family']} by family. " if cfg.get("krr_gamma_factors_by_family")
+                else f"{cfg['krr_gamma_factors']}. ")
              + (f"Rand-Coulomb (Montavon et al. 2012; Raj et al. quote its 11.40): exact kernel ridge with the "
                 f"Gaussian kernel averaged over r = {cfg['rand_coulomb_r']} Montavon sortings of each molecule (the "
                 "same noise draws on both sides), i.e. the kernel LGIKA (RF) approximates, computed exactly at a "
