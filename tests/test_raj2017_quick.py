@@ -635,7 +635,8 @@ def test_orthogonal_frequencies_keep_the_gaussian_law_and_lower_the_kernel_estim
     """Yu et al. 2016's orthogonal random features for the wide 2nd layer: columns exactly orthogonal within a
     block of d, each N(0, I_d) (norms χ_d, directions uniform), and a Gaussian kernel estimate that is unbiased
     with a smaller spread over draws than i.i.d. frequencies at the same width."""
-    from orbitkernels.experiments._raj_eval import WideLayer2, orthogonal_gaussian
+    from orbitkernels.experiments._raj_eval import WideLayer2
+    from orbitkernels.features._frequencies import orthogonal_gaussian
 
     d, m = 16, 40
     Z = orthogonal_gaussian(d, m, np.random.default_rng(0))

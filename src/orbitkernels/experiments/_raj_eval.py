@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.kernel_approximation import RBFSampler
 
 from ..models.ridge import RidgePath as RidgePathSolver
-from ..features._frequencies import orthogonal_gaussian  # noqa: F401  (the 2nd layer's draw; tests import it here)
+from ..features._frequencies import orthogonal_gaussian
 from ._common import RidgePath, kfold_indices
 
 __all__ = ["median_sq_dist", "inner_cv_select", "regression_scores", "second_layer", "one_hot",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["orthogonal_gaussian", "resolve_frequencies"]
+__all__ = ["draw_frequencies", "orthogonal_gaussian", "resolve_frequencies"]
 
 
 def resolve_frequencies(frequencies, kernel):
@@ -18,6 +18,20 @@ def resolve_frequencies(frequencies, kernel):
         raise ValueError(f"frequencies='orthogonal' needs kernel='rbf' (a rotation-invariant spectral law); "
                          f"kernel={kernel!r} draws i.i.d. Cauchy frequencies: use frequencies='iid' or 'auto'")
     return frequencies
+
+
+def draw_frequencies(frequencies, kernel, d, s, rng):
+    """(s, d) random frequencies of unit scale for a base kernel's spectral law (Bochner; Rahimi & Recht 2007).
+
+    ``frequencies`` is a resolved draw (:func:`resolve_frequencies`): "orthogonal" (:func:`orthogonal_gaussian`,
+    rows N(0, I_d), orthogonal within blocks of d) or "iid": N(0, I_d) rows for ``kernel="rbf"``, standard Cauchy
+    coordinates for ``"laplacian"``. The caller scales them to its kernel's width.
+    """
+    if frequencies == "orthogonal":
+        return orthogonal_gaussian(d, s, rng).T
+    if kernel == "rbf":
+        return rng.normal(size=(s, d))
+    return rng.standard_cauchy(size=(s, d))
 
 
 def orthogonal_gaussian(d, m, rng):

@@ -6,7 +6,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..utils.validation import count_constraint, max_sq_norm, positive_real_constraint, scale_gamma
 from ._engine import TrigPool
-from ._frequencies import orthogonal_gaussian, resolve_frequencies
+from ._frequencies import draw_frequencies, resolve_frequencies
 from ._base import DEFAULT_MEMORY, OrbitFeaturesBase, magnitude_guard
 
 __all__ = ["OrbitFourierFeatures"]
@@ -111,13 +111,10 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         self.output_ = self.output
         self.gamma_ = scale_gamma(X) if isinstance(self.gamma, str) else float(self.gamma)
         gamma = self.gamma_
-        frequencies = self.frequencies_ = resolve_frequencies(self.frequencies, self.kernel)
-        if frequencies == "orthogonal":
-            W = np.sqrt(2.0 * gamma) * orthogonal_gaussian(X.shape[1], s, rng).T
-        elif self.kernel == "rbf":
-            W = rng.normal(scale=np.sqrt(2.0 * gamma), size=(s, X.shape[1]))
-        else:  # "laplacian"
-            W = gamma * rng.standard_cauchy(size=(s, X.shape[1]))
+        self.frequencies_ = resolve_frequencies(self.frequencies, self.kernel)
+        # spectral laws: N(0, 2 gamma I) for the Gaussian kernel, Cauchy(0, gamma) coordinates for the Laplacian
+        width = np.sqrt(2.0 * gamma) if self.kernel == "rbf" else gamma
+        W = width * draw_frequencies(self.frequencies_, self.kernel, X.shape[1], s, rng)
         self.random_offset_ = rng.uniform(0, 2 * np.pi, size=s) if self.output == "cos" else None
         return W
 

@@ -50,7 +50,7 @@ from ..groups.rotation3d import Rotation3D, decode_molecules
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import RANDOM_STATE_CONSTRAINT, check_random_state, count_constraint, positive_real_constraint
 from ._engine import DEFAULT_MAX_MEMORY_MB
-from ._frequencies import orthogonal_gaussian, resolve_frequencies
+from ._frequencies import draw_frequencies, resolve_frequencies
 
 __all__ = ["MolecularOrbitFeatures", "QM7_SPECIES", "density_inner_products"]
 
@@ -216,13 +216,8 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         n_channels = len(species) if self.weighting == "species" else 1
         self.wavevectors_ = rng.normal(scale=1.0 / (np.sqrt(2.0) * self.sigma), size=(m, 3))
         d = 2 * n_channels * m
-        frequencies = self.frequencies_ = resolve_frequencies(self.frequencies, self.kernel)
-        if frequencies == "orthogonal":
-            self.templates_ = orthogonal_gaussian(d, s, rng).T
-        elif self.kernel == "rbf":
-            self.templates_ = rng.normal(size=(s, d))
-        else:
-            self.templates_ = rng.standard_cauchy(size=(s, d))
+        self.frequencies_ = resolve_frequencies(self.frequencies, self.kernel)
+        self.templates_ = draw_frequencies(self.frequencies_, self.kernel, d, s, rng)
         self.random_offset_ = rng.uniform(0, 2 * np.pi, size=s)
         self.group_, self.group_elements_, self.group_weights_ = resolve_elements(
             group, self.n_group_samples, rng, sampling=self.sampling, default_infinite=DEFAULT_ROTATIONS)
