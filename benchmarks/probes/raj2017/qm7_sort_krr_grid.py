@@ -3,9 +3,9 @@
 The row's cells chose γ = factor / (median squared distance of the sorted Coulomb matrices) over the factors
 1/256 and 1/64 (the "sort" family's grid of the "reduced" configuration, narrowed by one-fold trials of the
 random-feature rows at D = 2000), and picked an edge of it on every fold (1/256 on folds 0 and 2, 1/64 on the
-others). This probe follows the exact kernel ridge of the cells (``raj2017._krr_loo``'s model: the Gaussian kernel
+others). This probe calls the cells' exact kernel ridge (``raj2017._krr_loo``: the Gaussian kernel
 on the sorted matrices, the training mean held fixed, λ n over the configuration's λ grid, exact leave-one-out on
-the training folds) over factors 2^-10 ... 2^0 on each outer fold it is given, and records per factor the best
+the training folds), one factor at a time, over factors 2^-10 ... 2^0 on each outer fold it is given, and records per factor the best
 leave-one-out RMSE, its λ and the test fold's RMSE at that λ. The test column is for reading only: a cell sees the
 leave-one-out column alone.
 
@@ -29,7 +29,6 @@ from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
 from orbitkernels.experiments.report import ProbeFile
-from orbitkernels.models.ridge import RidgePath
 from orbitkernels.utils.io import read_json
 
 OUT = Path("results/raj2017/qm7_sort_krr_grid_probes.json")
@@ -54,18 +53,13 @@ def main(folds, row=None):
 
     def run(k):
         train, test = data.split(k)
-        n, mu = len(train), float(y[train].mean())
+        gram = lambda rows, cols, f: rbf_kernel(X[rows], X[cols], gamma=f / scale)  # noqa: E731
         loo, lam, rmse = [], [], []
-        for f in FACTORS:
-            path = RidgePath(lambdas * n, fit_intercept=False).fit_gram(
-                rbf_kernel(X[train], X[train], gamma=f / scale), y[train] - mu)
-            table = np.array([np.sqrt(np.mean(path.loo_residuals(i) ** 2)) for i in range(len(lambdas))])
-            i = int(np.argmin(table))
-            err = path.predict_gram(rbf_kernel(X[test], X[train], gamma=f / scale), i)[:, 0] + mu - y[test]
-            loo.append(float(table[i]))
-            lam.append(float(lambdas[i]))
-            rmse.append(float(np.sqrt(np.mean(err ** 2))))
-            del path
+        for f in FACTORS:  # the cells' own kernel ridge, one factor at a time (its λ by leave-one-out)
+            _, best_lam, table, pred = raj2017._krr_loo(gram, [f], y, train, test, lambdas)
+            loo.append(float(table[f].min()))
+            lam.append(best_lam)
+            rmse.append(float(np.sqrt(np.mean((pred - y[test]) ** 2))))
         best = int(np.argmin(loo))
         earlier = min((FACTORS.index(f) for f in EARLIER_GRID), key=lambda i: loo[i])
         return {"fold": k, "loo_rmse": [round(v, 4) for v in loo], "lambda": lam, "test_rmse": [round(v, 4) for v in rmse],
