@@ -36,8 +36,9 @@ with the same templates, group elements, test set and selection, so the spread b
 distance to the paper.
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/mroueh2015/mnist_fig2.py
-[--draws K ...] [--centred] [--data-templates]``; each finished variant is written at once to ``results/mroueh2015/mnist_fig2_probes.json`` and
-skipped on a rerun (several draws may run at once, in separate processes).
+[--draws K ...] [--centred] [--data-templates]``; each finished variant is written at once to
+``results/mroueh2015/mnist_fig2_probes.json`` and skipped on a rerun (several draws may run at once, in separate
+processes).
 """
 import argparse
 import time

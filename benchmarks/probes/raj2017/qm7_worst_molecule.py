@@ -15,11 +15,11 @@ The LGIKA rows short of the paper have the same shape (fold 1 at 13.3-15.2 RMSE,
 so have the Sort-Coulomb feature rows (fold 1 at 15.2-16.5, the others at 11.8-12.7): ``--lgika``, ``--sort-rf``,
 ``--sort-nys`` and ``--gicdf`` (GICDF: fold 1 at 21.2 RMSE, the others at 11.4-12.9) recompute outer fold 1 of
 each of them as its cell does, at the γ factor the cell chose there (``raj2017._qm7_feature_cell`` for a first
-layer, ``raj2017._qm7_wide_cell`` for a 2nd layer at the paper's width, its γ₂ factor and λ by leave-one-out as in the cell), names the fold's worst molecule, and sets the row's RMSE
-with that fold without it beside the recorded row (the mean of the five folds' RMSE, as the results page reports
-it). The recomputed fold's RMSE against the recorded cell's is the control. About 5-12 minutes per row on one core
-(GICDF: about 10 minutes and 14 GB, its 163,200 features of every molecule and a float64 copy of the training
-folds).
+layer, ``raj2017._qm7_wide_cell`` for a 2nd layer at the paper's width, its γ₂ factor and λ by leave-one-out as
+in the cell), names the fold's worst molecule, and sets the row's RMSE with that fold without it beside the recorded
+row (the mean of the five folds' RMSE, as the results page reports it). The recomputed fold's RMSE against the
+recorded cell's is the control. About 5-12 minutes per row on one core (GICDF: 6-7 minutes, with some 15 GB in use
+while it runs: its 163,200 features of every molecule and a float64 copy of the training folds).
 """
 import sys
 from pathlib import Path
