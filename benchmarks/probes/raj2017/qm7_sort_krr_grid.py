@@ -24,7 +24,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics.pairwise import rbf_kernel
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
@@ -47,13 +46,12 @@ def main(folds, row=None):
                        factors=FACTORS, earlier_grid=EARLIER_GRID)
     cfg = dict(raj2017.CONFIGS["qm7"]["reduced"])
     data = raj2017._QM7(cfg, 0)
-    X, y = data.Xs.astype(np.float64), data.T
-    scale = data.scale["sort"]
+    y = data.T
+    gram = raj2017._qm7_krr_gram(data, raj2017.as_method("sort_krr"))  # the cells' own kernel
     lambdas = raj2017._qm7_lambdas(cfg)
 
     def run(k):
         train, test = data.split(k)
-        gram = lambda rows, cols, f: rbf_kernel(X[rows], X[cols], gamma=f / scale)  # noqa: E731
         loo, lam, rmse = [], [], []
         for f in FACTORS:  # the cells' own kernel ridge, one factor at a time (its λ by leave-one-out)
             _, best_lam, table, pred = raj2017._krr_loo(gram, [f], y, train, test, lambdas)

@@ -627,27 +627,33 @@ def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper", with
             **({"pred": pred} if with_pred else {})}
 
 
-def _qm7_krr_cell(data, name, k):
-    """Exact kernel ridge (the GP posterior mean of Montavon et al. 2012) with inner-CV γ and λ."""
+def _qm7_krr_gram(data, m):
+    """The kernel of exact kernel ridge row ``m``: ``gram(rows, cols, factor)``, its matrix between two sets of
+    molecules at γ = factor / the row's distance scale (Gaussian or Laplacian; the Rand-Coulomb orbit kernel for an
+    invariant row)."""
     from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
-    cfg, seed = data.cfg, data.seed
-    t0 = time.perf_counter()
-    train, test = data.split(k)
-    y = data.T
-    m = as_method(name)
-    X = data.Xs if m.inputs == "sort" else data.X
-    X = X.astype(np.float64)
-    lap = m.laplacian
-    kern = laplacian_kernel if lap else rbf_kernel
-    scale = data.scale_l1 if lap else data.scale[m.inputs]
-    factors = _qm7_krr_factors(cfg, m)
+    X = (data.Xs if m.inputs == "sort" else data.X).astype(np.float64)
+    kern = laplacian_kernel if m.laplacian else rbf_kernel
+    scale = data.scale_l1 if m.laplacian else data.scale[m.inputs]
 
     def gram(rows, cols, f):
         if m.invariant:  # the orbit kernel of every molecule pair, once per γ for all folds
             return data.rand_coulomb_gram(X, f / scale)[np.ix_(rows, cols)]
         return kern(X[rows], X[cols], gamma=f / scale)
 
+    return gram
+
+
+def _qm7_krr_cell(data, name, k):
+    """Exact kernel ridge (the GP posterior mean of Montavon et al. 2012) with inner-CV γ and λ."""
+    cfg, seed = data.cfg, data.seed
+    t0 = time.perf_counter()
+    train, test = data.split(k)
+    y = data.T
+    m = as_method(name)
+    factors = _qm7_krr_factors(cfg, m)
+    gram = _qm7_krr_gram(data, m)
     lambdas = _qm7_lambdas(cfg)
     table = {}
     if cfg["krr_inner_k"] == "loo":
