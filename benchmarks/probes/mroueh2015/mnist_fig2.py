@@ -30,13 +30,21 @@ same templates 400 and 1600 i.i.d. elements give 98.35% / 98.37%. This probe, on
   unit-normed), on the rows as they are and centred as with ``--centred``, the paper's linear RLS and the
   Gaussian-kernel RLS, everything else unchanged.
 
+- **a pixel grid** (``--pixel-grid``): the paper's templates are "translated by up to 3 pixels in all directions and
+  rotated between -20 and 20 degrees", which reads as whole-pixel shifts; the other rows draw sub-pixel shifts, and
+  bilinear interpolation of a white-noise template at a fractional shift low-passes it (half a pixel halves its
+  variance on that axis), so the transformed templates differ in norm and spectrum from one element to the next.
+  This runs the finite grid of whole-pixel shifts (-3..3 on each axis, 49) times rotations every 5° (-20..20°, 9):
+  all 441 elements, each of weight 1/441 (no sampling at all), with centred rows (the best rows so far), the
+  paper's linear RLS and the Gaussian-kernel RLS, everything else unchanged.
+
 The paper's 98.97% is a mean over 100 training draws; ``--draws 1 2`` repeats the best row (lattice |G| = 400,
 Gaussian RLS) on other training draws: another 1000/class pool from MNIST train (the reproduction's pool of seed k),
 with the same templates, group elements, test set and selection, so the spread between draws can be set beside the
 distance to the paper.
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/mroueh2015/mnist_fig2.py
-[--draws K ...] [--centred] [--data-templates]``; each finished variant is written at once to
+[--draws K ...] [--centred] [--data-templates] [--pixel-grid]``; each finished variant is written at once to
 ``results/mroueh2015/mnist_fig2_probes.json`` and skipped on a rerun (several draws may run at once, in separate
 processes).
 """
@@ -51,6 +59,7 @@ from orbitkernels.experiments._common import seed_from
 from orbitkernels.experiments._mroueh_rls import rls_fit_predict
 from orbitkernels.experiments.mroueh2015 import _cdf_multi, _gram_blocks, _Mnist, mnist_config
 from orbitkernels.features import GroupCDFFeatures
+from orbitkernels.groups import Discrete, ImageRotation, ImageTranslation
 from orbitkernels.experiments.report import ProbeFile
 
 OUT = Path("results/mroueh2015/mnist_fig2_probes.json")
@@ -78,6 +87,12 @@ def features(d, sampling, n_group, centred=False, templates="gaussian"):
 
 
 BEST = ("qmc", 400)  # the best row of draw 0, repeated on the other training draws
+
+
+def pixel_grid(image_shape=(28, 28)):
+    """Rotations every 5° in [-20°, 20°] times whole-pixel shifts in [-3, 3] per axis: a finite set of 441."""
+    return (ImageRotation(image_shape, angle=Discrete(np.radians(np.arange(-20, 21, 5))))
+            * ImageTranslation(image_shape, shift=Discrete(np.arange(-3, 4))))
 
 
 def run_row(d, probes, key, gaussian, sampling, G, wide, loo=False, centred=False, templates="gaussian"):
@@ -123,6 +138,9 @@ def main(argv=None):
                     help="training draws (0: the reproduction's pool and every variant; k > 0: the best row only)")
     ap.add_argument("--centred", action="store_true",
                     help="the best sampling with rows centred on their mean pixel (linear and Gaussian RLS), draw 0")
+    ap.add_argument("--pixel-grid", action="store_true",
+                    help="all 441 elements of whole-pixel shifts (-3..3) times rotations every 5° (-20..20°), centred "
+                         "rows, linear and Gaussian RLS, draw 0")
     ap.add_argument("--data-templates", action="store_true",
                     help="the best sampling with 500 training digits as templates (i-theory's memory-based "
                          "templates), uncentred and centred rows, linear and Gaussian RLS, draw 0")
@@ -130,6 +148,14 @@ def main(argv=None):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/mroueh2015/mnist_fig2.py", experiment="mnist",
                        n_bins=N_BINS, n_templates=N_TEMPLATES, seed=SEED, per_class=1000, n_test=10000)
+    if args.pixel_grid:
+        d = _Mnist(mnist_config(False, 0), 0)
+        d.group = pixel_grid()
+        for g in (False, True):
+            key = f"pixel grid |G|=441 {'Gaussian' if g else 'linear'} RLS, centred rows"
+            if not probes.has(key):
+                run_row(d, probes, key, g, "qmc", None, False, centred=True)
+        return
     if args.data_templates:
         d = _Mnist(mnist_config(False, 0), 0)
         for centred in (False, True):
