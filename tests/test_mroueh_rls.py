@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from orbitkernels.experiments._mroueh_rls import rls_fit_predict
+from orbitkernels.experiments._mroueh_rls import gurls_loo_rls, rls_fit_predict
 
 
 def _blobs(rng, n_per=60, d=5):
@@ -101,8 +101,6 @@ def _naive_gurls(K, y, Kt, classes, n_lambda):
 
 def test_gurls_selection_matches_leave_one_out_by_refitting(rng):
     """Per-class λ by leave-one-out recall on GURLS's spectral grid: the closed form against explicit refits."""
-    from orbitkernels.experiments._mroueh_rls import gurls_loo_rls
-
     X, y = _blobs(rng, n_per=15, d=6)
     Xt, yt = _blobs(np.random.default_rng(3), n_per=15, d=6)
     X[:, :3] *= 0.3  # classes that are not equally easy: different λ per class
@@ -117,8 +115,6 @@ def test_gurls_selection_matches_leave_one_out_by_refitting(rng):
 
 
 def test_gurls_selection_validates_and_handles_two_classes(rng):
-    from orbitkernels.experiments._mroueh_rls import gurls_loo_rls
-
     X, y = _blobs(rng, n_per=20)
     keep = y < 2
     X, y = X[keep], y[keep]
