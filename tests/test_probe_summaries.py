@@ -41,8 +41,11 @@ def test_mnist_fig2_mean_over_training_draws(tmp_path):
     assert (s["ci95_low"], s["ci95_high"]) == pytest.approx((np.mean(gauss) - half, np.mean(gauss) + half))
     assert s["paper"] == 0.9897 and s["paper_inside_ci95"] is bool(np.mean(gauss) + half >= 0.9897)
 
-    probes.save(fig2.pixel_key(True, draw=3), {"accuracy": 0.9700})
+    # a draw written by another process (a second handle on the file) counts too
+    ProbeFile(tmp_path / "p.json", protocol="q", script="s.py", experiment="mnist").save(
+        fig2.pixel_key(True, draw=13), {"accuracy": 0.9700})
     fig2.summarise_draws(probes, paper=0.9800)
     s = json.loads((tmp_path / "p.json").read_text())["variants"][summaries[0]]
-    assert s["n_draws"] == 4 and s["accuracy"] == pytest.approx(np.mean(gauss + [0.97]))
+    assert s["n_draws"] == 4 and s["draws"] == "0 1 2 13"
+    assert s["accuracy"] == pytest.approx(np.mean(gauss + [0.97]))
     assert s["paper"] == 0.98 and s["paper_inside_ci95"] is True

@@ -164,15 +164,18 @@ def summarise_draws(probes, paper=PAPER_ACCURACY):
     """The pixel grid's rows over every training draw run so far: mean, sample standard deviation and the 95 %
     Student-t interval of the mean, beside the paper's 98.97 % (itself a mean over 100 draws on the same test set),
     as one variant per classifier, rewritten as draws are added."""
+    probes.save()  # the rows other processes have written since this one read the file
     for g in (False, True):
-        draws, accs = [], []
-        for k in range(1000):
-            key = pixel_key(g, False, k)
-            if probes.has(key):
-                draws.append(k)
-                accs.append(probes.store["variants"][key]["accuracy"])
-        if len(accs) < 2:
+        base, found = pixel_key(g), {}
+        for key, row in probes.store["variants"].items():
+            tail = key[len(base):]
+            if key == base or (key.startswith(base) and tail.startswith(", training draw ")
+                               and tail[len(", training draw "):].isdigit()):
+                found[int(tail[len(", training draw "):] or 0)] = row["accuracy"]
+        if len(found) < 2:
             continue
+        draws = sorted(found)
+        accs = [found[k] for k in draws]
         a = np.asarray(accs, dtype=float)
         mean, sd = float(a.mean()), float(a.std(ddof=1))
         half = float(stats.t.ppf(0.975, len(a) - 1) * sd / np.sqrt(len(a)))
@@ -199,7 +202,7 @@ def main(argv=None):
                          "the draws run")
     ap.add_argument("--gurls", action="store_true",
                     help="the pixel grid's centred rows with GURLS's own RLS defaults (no intercept, its λ grid, one "
-                         "λ per class by leave-one-out recall), linear and Gaussian RLS, draw 0")
+                         "λ per class by leave-one-out recall), linear and Gaussian RLS, on each of --draws (default 0)")
     ap.add_argument("--data-templates", action="store_true",
                     help="the best sampling with 500 training digits as templates (i-theory's memory-based "
                          "templates), uncentred and centred rows, linear and Gaussian RLS, draw 0")
