@@ -59,6 +59,7 @@ Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes
 processes).
 """
 import argparse
+import re
 import time
 from pathlib import Path
 
@@ -166,20 +167,17 @@ def summarise_draws(probes, paper=PAPER_ACCURACY):
     as one variant per classifier, rewritten as draws are added."""
     probes.save()  # the rows other processes have written since this one read the file
     for g in (False, True):
-        base, found = pixel_key(g), {}
-        for key, row in probes.store["variants"].items():
-            tail = key[len(base):]
-            if key == base or (key.startswith(base) and tail.startswith(", training draw ")
-                               and tail[len(", training draw "):].isdigit()):
-                found[int(tail[len(", training draw "):] or 0)] = row["accuracy"]
+        base = pixel_key(g)
+        row_of_draw = re.compile(re.escape(base) + r"(?:, training draw (\d+))?")  # the names pixel_key gives
+        found = {int(m.group(1) or 0): row["accuracy"] for key, row in probes.store["variants"].items()
+                 if (m := row_of_draw.fullmatch(key))}
         if len(found) < 2:
             continue
         draws = sorted(found)
-        accs = [found[k] for k in draws]
-        a = np.asarray(accs, dtype=float)
+        a = np.asarray([found[k] for k in draws], dtype=float)
         mean, sd = float(a.mean()), float(a.std(ddof=1))
         half = float(stats.t.ppf(0.975, len(a) - 1) * sd / np.sqrt(len(a)))
-        probes.save(f"pixel grid |G|=441 {'Gaussian' if g else 'linear'} RLS, centred rows: mean over training draws",
+        probes.save(f"{base}: mean over training draws",
                     dict(accuracy=mean, sd_between_draws=sd, n_draws=len(a), draws=" ".join(map(str, draws)),
                          ci95_low=mean - half, ci95_high=mean + half, paper=paper,
                          paper_inside_ci95=bool(mean - half <= paper <= mean + half)))
