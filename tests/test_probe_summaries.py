@@ -49,3 +49,29 @@ def test_mnist_fig2_mean_over_training_draws(tmp_path):
     assert s["n_draws"] == 4 and s["draws"] == "0 1 2 13"
     assert s["accuracy"] == pytest.approx(np.mean(gauss + [0.97]))
     assert s["paper"] == 0.98 and s["paper_inside_ci95"] is True
+
+
+def test_linear_svm_probe_gram_matrix_equals_linear_kernel():
+    """linear_svm_rmnist.py fits libsvm on the features' Gram matrix (fast at D = 14000) and says that this is the
+    linear-kernel SVM on the features: the same predictions on held-out rows at every C of its grid, the C chosen
+    on the validation rows only (the test labels never enter the choice)."""
+    from sklearn.svm import SVC
+
+    mod = _probe_module("benchmarks/probes/raj2017/linear_svm_rmnist.py")
+    rng = np.random.default_rng(0)
+    F = rng.normal(size=(260, 12)).astype(np.float32)
+    y = np.argmax(F[:, :3] + 0.3 * rng.normal(size=(260, 3)), axis=1)
+    train, valid, test = np.arange(150), np.arange(150, 200), np.arange(200, 260)
+    for C in (0.1, 10.0):
+        F64 = F.astype(np.float64)
+        direct = SVC(kernel="linear", C=C).fit(F64[train], y[train]).predict(F64[test])
+        K = (F[test] @ F[train].T).astype(np.float64)
+        gram = SVC(kernel="precomputed", C=C).fit((F[train] @ F[train].T).astype(np.float64), y[train]).predict(K)
+        assert np.array_equal(direct, gram)
+    out = mod.linear_svm_cell(F, y, train, valid, test, Cs=np.array([0.1, 10.0]), step=25)
+    scrambled = mod.linear_svm_cell(F, np.concatenate([y[:200], (y[200:] + 1) % 3]), train, valid, test,
+                                    Cs=np.array([0.1, 10.0]), step=25)
+    assert out["C"] == scrambled["C"] and out["valid_acc_per_C"] == scrambled["valid_acc_per_C"]
+    assert out["accuracy"] > scrambled["accuracy"]
+    lib = mod.liblinear_cell(F, y, train, valid, test, Cs=np.array([0.1, 10.0]))
+    assert lib["C"] == max(lib["valid_acc_per_C"], key=lib["valid_acc_per_C"].get) and 0 <= lib["accuracy"] <= 100
