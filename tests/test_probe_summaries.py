@@ -75,3 +75,29 @@ def test_linear_svm_probe_gram_matrix_equals_linear_kernel():
     assert out["accuracy"] > scrambled["accuracy"]
     lib = mod.liblinear_cell(F, y, train, valid, test, Cs=np.array([0.1, 10.0]))
     assert lib["C"] == max(lib["valid_acc_per_C"], key=lib["valid_acc_per_C"].get) and 0 <= lib["accuracy"] <= 100
+
+
+def test_linear_svm_probe_second_layer_equals_svm_on_its_features():
+    """The probe's 2nd-layer SVM works through the layer's Gram matrix and, for the test rows, kernel values against
+    the support vectors only: its test accuracy is that of the linear-kernel SVM on the layer's explicit features at
+    the γ₂ factor and C it chose."""
+    from sklearn.svm import SVC
+
+    from orbitkernels.experiments._raj_eval import WideLayer2, layer2_scale
+
+    mod = _probe_module("benchmarks/probes/raj2017/linear_svm_rmnist.py")
+    rng = np.random.default_rng(1)
+    F = rng.normal(size=(300, 10)).astype(np.float32)
+    y = np.argmax(F[:, :3], axis=1)
+    train, valid, test = np.arange(150), np.arange(150, 200), np.arange(200, 300)
+    cfg = {"n_freq": 200, "factors": [0.25, 1.0], "frequencies": "orthogonal"}
+    out = mod.layer2_svm_cell(F, y, train, valid, test, cfg, 0, Cs=np.array([1.0, 10.0]), step=30)
+    wide = WideLayer2(F, 200, 0, frequencies="orthogonal")
+    g = out["layer2_factor"] / layer2_scale(F, train, 0)
+
+    def phi(rows):
+        return np.concatenate([wide._phi(P, g) for P in wide._blocks(rows)], axis=1).astype(np.float64)
+
+    fit_rows = np.concatenate([train, valid])
+    pred = SVC(kernel="linear", C=out["C"]).fit(phi(fit_rows), y[fit_rows]).predict(phi(test))
+    assert out["accuracy"] == pytest.approx(100.0 * np.mean(pred == y[test]))

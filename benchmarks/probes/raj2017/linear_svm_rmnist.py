@@ -41,7 +41,7 @@ OUT = Path("results/raj2017/linear_svm_rmnist_probes.json")
 RECORD = Path("results/raj2017/rotated_mnist.json")
 SEED, DIM = 0, 14000
 ROWS = ("orig_rf", "lgika_rf_r100_qmc", "lgika_rf_r100")
-CS = 10.0 ** np.arange(-1, 4)  # C per decade; features have ||ψ(x)|| <= 1, so C = 1e3 is close to the hard margin
+CS = 10.0 ** np.arange(-1, 4)  # C per decade, 0.1 to 1000 (the features have ||ψ(x)|| <= 1)
 
 
 def linear_svm_cell(F, y, train, valid, test, Cs=CS, step=5000):
@@ -111,11 +111,15 @@ def layer2_svm_cell(F, y, train, valid, test, wide_cfg, seed, Cs=CS, step=4000):
             "n_freq": int(wide_cfg["n_freq"]), "frequencies": wide_cfg.get("frequencies", "gaussian")}
 
 
+def _probes():
+    return ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
+                     script="benchmarks/probes/raj2017/linear_svm_rmnist.py", experiment="rotated_mnist", seed=SEED,
+                     C_grid=CS.tolist())
+
+
 def main_layer2(row="lgika_rf_r100_qmc"):
     """The hinge SVM on the headline 2nd-layer cell of ``row`` (``orf|row|14000``: 17k orthogonal frequencies)."""
-    probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
-                       script="benchmarks/probes/raj2017/linear_svm_rmnist.py", experiment="rotated_mnist",
-                       seed=SEED, C_grid=CS.tolist())
+    probes = _probes()
     key = f"{row}, D={DIM}, 2nd RF layer (17k orthogonal frequencies): linear SVM"
     if probes.has(key):
         return
@@ -136,9 +140,7 @@ def main_layer2(row="lgika_rf_r100_qmc"):
 
 
 def main(rows, dim=DIM, liblinear=False):
-    probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
-                       script="benchmarks/probes/raj2017/linear_svm_rmnist.py", experiment="rotated_mnist",
-                       seed=SEED, C_grid=CS.tolist())
+    probes = _probes()
     _, X, y, train, valid, test = raj2017.rotated_mnist_split()
     cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
     cells = read_json(RECORD)["cells"]
