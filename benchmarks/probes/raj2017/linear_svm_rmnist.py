@@ -20,8 +20,9 @@ benchmarks/probes/raj2017/linear_svm_rmnist.py --rows orig_rf lgika_rf_r100`` (D
 lgika_rf_r100_qmc``, ``... --dim 2000 --rows orig_rf lgika_rf_r100_qmc``, then ``... --liblinear --rows orig_rf``,
 ``... --liblinear --rows lgika_rf_r100_qmc``, ``... --liblinear --rows lgika_rf_r100`` and ``... --layer2``: the hinge
 SVM on the headline 2nd layer of LGIKA (RF) (17k orthogonal frequencies over its D = 14000 first layer, the cell
-``orf|lgika_rf_r100_qmc|14000``: 97.01 % with RLS, the paper's 97.18 %), γ₂ factor and C on validation; several
-processes may run side by side; each finished variant is written at once to
+``orf|lgika_rf_r100_qmc|14000``: 97.01 % with RLS, the paper's 97.18 %), γ₂ factor and C on validation; last ``...
+--wide-c --liblinear --rows lgika_rf_r100``, both SVMs again with C up to 1e4 on the i.i.d. row, where both chose the
+decade grid's largest C; several processes may run side by side; each finished variant is written at once to
 ``results/raj2017/linear_svm_rmnist_probes.json`` and skipped on a rerun.
 """
 import argparse
@@ -42,6 +43,7 @@ RECORD = Path("results/raj2017/rotated_mnist.json")
 SEED, DIM = 0, 14000
 ROWS = ("orig_rf", "lgika_rf_r100_qmc", "lgika_rf_r100")
 CS = 10.0 ** np.arange(-1, 4)  # C per decade, 0.1 to 1000 (the features have ||ψ(x)|| <= 1)
+CS_WIDE = 10.0 ** np.arange(-1, 5)  # --wide-c: one decade more, for a row whose C is at the grid's edge
 
 
 def linear_svm_cell(F, y, train, valid, test, Cs=CS, step=5000):
@@ -139,17 +141,18 @@ def main_layer2(row="lgika_rf_r100_qmc"):
     probes.record(key, compute)
 
 
-def main(rows, dim=DIM, liblinear=False):
+def main(rows, dim=DIM, liblinear=False, wide_c=False, hinge=True):
     probes = _probes()
+    Cs, tag = (CS_WIDE, ", C up to 1e4") if wide_c else (CS, "")
     _, X, y, train, valid, test = raj2017.rotated_mnist_split()
     cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
     cells = read_json(RECORD)["cells"]
     scale = median_sq_dist(X[train], seed=SEED)
     for row in rows:
         cell = cells[f"{row}|{dim}"]
-        fits = {f"{row}, D={dim}: linear SVM": linear_svm_cell}
+        fits = {f"{row}, D={dim}: linear SVM{tag}": linear_svm_cell} if hinge else {}
         if liblinear or dim != DIM:  # liblinear's primal solver: 2.5-5 minutes a fit at D = 14000 here
-            fits[f"{row}, D={dim}: liblinear linear SVM (squared hinge, one-vs-rest)"] = liblinear_cell
+            fits[f"{row}, D={dim}: liblinear linear SVM (squared hinge, one-vs-rest){tag}"] = liblinear_cell
         if all(probes.has(k) for k in fits):
             continue
         group = None if cell["law"] is None else ImageRotation((28, 28), angle=raj2017._angle_law(cell["law"]))
@@ -157,7 +160,7 @@ def main(rows, dim=DIM, liblinear=False):
         F = fm.fit(X[train]).transform(X).astype(np.float32)
         for key, fit in fits.items():
             probes.record(key, lambda fit=fit, F=F, cell=cell, row=row: {
-                **fit(F, y, train, valid, test), "row": row, "gamma_factor": cell["gamma_factor"],
+                **fit(F, y, train, valid, test, Cs=Cs), "row": row, "gamma_factor": cell["gamma_factor"],
                 "recorded_rls_accuracy": round(cell["accuracy"], 3)})
         del F
 
@@ -171,9 +174,12 @@ if __name__ == "__main__":
                     help="at D = 14000 too, liblinear's linear SVM (20-30 minutes a row here); always run at D = 2000")
     ap.add_argument("--layer2", action="store_true",
                     help="instead: the hinge SVM on LGIKA (RF)'s 2nd RF layer at the paper's width (~40 minutes here)")
+    ap.add_argument("--wide-c", action="store_true",
+                    help="C over 0.1 .. 1e4 (variants named '..., C up to 1e4'), past the grid's edge")
+    ap.add_argument("--no-hinge", action="store_true", help="liblinear's SVM only (with --liblinear)")
     args = ap.parse_args()
     with threadpool_limits(1):
         if args.layer2:
             main_layer2()
         else:
-            main(args.rows, args.dim, args.liblinear)
+            main(args.rows, args.dim, args.liblinear, args.wide_c, not args.no_hinge)
