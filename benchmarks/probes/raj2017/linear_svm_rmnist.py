@@ -151,7 +151,7 @@ def main(rows, dim=DIM, liblinear=False, wide_c=False, hinge=True):
     for row in rows:
         cell = cells[f"{row}|{dim}"]
         fits = {f"{row}, D={dim}: linear SVM{tag}": linear_svm_cell} if hinge else {}
-        if liblinear or dim != DIM:  # liblinear's primal solver: 2.5-5 minutes a fit at D = 14000 here
+        if liblinear or dim != DIM:  # liblinear's primal solver: 2.5-5 minutes a fit at D = 14000 (C <= 1e4)
             fits[f"{row}, D={dim}: liblinear linear SVM (squared hinge, one-vs-rest){tag}"] = liblinear_cell
         if all(probes.has(k) for k in fits):
             continue
@@ -171,13 +171,15 @@ if __name__ == "__main__":
     ap.add_argument("--dim", type=int, choices=[2000, DIM], default=DIM,
                     help="the row's D: 14000 (the paper's size) or 2000, where liblinear's solver runs too")
     ap.add_argument("--liblinear", action="store_true",
-                    help="at D = 14000 too, liblinear's linear SVM (20-30 minutes a row here); always run at D = 2000")
+                    help="at D = 14000 too, liblinear's linear SVM (15-22 minutes a row here); always run at D = 2000")
     ap.add_argument("--layer2", action="store_true",
-                    help="instead: the hinge SVM on LGIKA (RF)'s 2nd RF layer at the paper's width (~40 minutes here)")
+                    help="instead: the hinge SVM on LGIKA (RF)'s 2nd RF layer at the paper's width (~20 minutes here)")
     ap.add_argument("--wide-c", action="store_true",
                     help="C over 0.1 .. 1e4 (variants named '..., C up to 1e4'), past the grid's edge")
     ap.add_argument("--no-hinge", action="store_true", help="liblinear's SVM only (with --liblinear)")
     args = ap.parse_args()
+    if args.no_hinge and not (args.liblinear or args.dim != DIM):
+        ap.error("--no-hinge leaves nothing to fit at D = 14000 without --liblinear")
     with threadpool_limits(1):
         if args.layer2:
             main_layer2()
