@@ -46,6 +46,13 @@ CS = 10.0 ** np.arange(-1, 4)  # C per decade, 0.1 to 1000 (the features have ||
 CS_WIDE = 10.0 ** np.arange(-1, 5)  # --wide-c: one decade more, for a row whose C is at the grid's edge
 
 
+def _selection(table, Cs):
+    """The fields of a cell's C chosen on validation: the first (smallest) C of the best validation accuracy."""
+    best = max(table, key=table.get)
+    return {"C": best, "valid_acc": table[best], "valid_acc_per_C": table,
+            "C_at_grid_edge": "yes" if best in (float(Cs[0]), float(Cs[-1])) else "no"}
+
+
 def linear_svm_cell(F, y, train, valid, test, Cs=CS, step=5000):
     """Linear SVM (hinge, intercept, one-vs-one) on the features ``F``: C on validation, refit on train + validation."""
     fit_rows = np.concatenate([train, valid])
@@ -56,15 +63,13 @@ def linear_svm_cell(F, y, train, valid, test, Cs=CS, step=5000):
     for C in Cs:
         clf = SVC(kernel="precomputed", C=C).fit(K[:ntr, :ntr], y[train])
         table[float(C)] = float(np.mean(clf.predict(K[ntr:, :ntr]) == y[valid]))
-    best = max(table, key=table.get)  # the first (smallest) C of the best validation accuracy
-    clf = SVC(kernel="precomputed", C=best).fit(K, y[fit_rows])
-    n_sv = int(clf.n_support_.sum())
+    chosen = _selection(table, Cs)
+    clf = SVC(kernel="precomputed", C=chosen["C"]).fit(K, y[fit_rows])
     del K
     pred = np.concatenate([clf.predict((F[test[a:a + step]] @ Ff.T).astype(np.float64))
                            for a in range(0, len(test), step)])
-    return {"accuracy": 100.0 * float(np.mean(pred == y[test])), "C": best, "valid_acc": table[best],
-            "valid_acc_per_C": table, "C_at_grid_edge": "yes" if best in (float(Cs[0]), float(Cs[-1])) else "no",
-            "support_vectors": n_sv}
+    return {"accuracy": 100.0 * float(np.mean(pred == y[test])), **chosen,
+            "support_vectors": int(clf.n_support_.sum())}
 
 
 def liblinear_cell(F, y, train, valid, test, Cs=CS):
@@ -75,10 +80,9 @@ def liblinear_cell(F, y, train, valid, test, Cs=CS):
     for C in Cs:
         clf = LinearSVC(C=C, dual=False, max_iter=2000).fit(F[train], y[train])
         table[float(C)] = float(clf.score(F[valid], y[valid]))
-    best = max(table, key=table.get)
-    clf = LinearSVC(C=best, dual=False, max_iter=2000).fit(F[fit_rows], y[fit_rows])
-    return {"accuracy": 100.0 * float(clf.score(F[test], y[test])), "C": best, "valid_acc": table[best],
-            "valid_acc_per_C": table, "C_at_grid_edge": "yes" if best in (float(Cs[0]), float(Cs[-1])) else "no"}
+    chosen = _selection(table, Cs)
+    clf = LinearSVC(C=chosen["C"], dual=False, max_iter=2000).fit(F[fit_rows], y[fit_rows])
+    return {"accuracy": 100.0 * float(clf.score(F[test], y[test])), **chosen}
 
 
 def layer2_svm_cell(F, y, train, valid, test, wide_cfg, seed, Cs=CS, step=4000):
@@ -119,51 +123,55 @@ def _probes():
                      C_grid=CS.tolist())
 
 
+class _Rows:
+    """Rotated MNIST (the reproduction's split) and the recorded cells, read once; a row's first layer as its cell
+    computes it (the law, γ factor, D, r and seed recorded)."""
+
+    def __init__(self):
+        _, self.X, self.y, self.train, self.valid, self.test = raj2017.rotated_mnist_split()
+        self.cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
+        self.cells = read_json(RECORD)["cells"]
+        self.scale = median_sq_dist(self.X[self.train], seed=SEED)
+
+    def features(self, row, dim, cell):
+        group = None if cell["law"] is None else ImageRotation((28, 28), angle=raj2017._angle_law(cell["law"]))
+        fm = raj2017._image_feature_map(row, group, dim, cell["gamma_factor"] / self.scale, self.cfg["r"], self.cfg,
+                                        SEED)
+        return fm.fit(self.X[self.train]).transform(self.X).astype(np.float32)
+
+
 def main_layer2(row="lgika_rf_r100_qmc"):
     """The hinge SVM on the headline 2nd-layer cell of ``row`` (``orf|row|14000``: 17k orthogonal frequencies)."""
     probes = _probes()
     key = f"{row}, D={DIM}, 2nd RF layer (17k orthogonal frequencies): linear SVM"
     if probes.has(key):
         return
-    _, X, y, train, valid, test = raj2017.rotated_mnist_split()
-    cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
-    cells = read_json(RECORD)["cells"]
-    cell, rls = cells[f"{row}|{DIM}"], cells[f"orf|{row}|{DIM}"]
-    scale = median_sq_dist(X[train], seed=SEED)
-
-    def compute():
-        group = ImageRotation((28, 28), angle=raj2017._angle_law(cell["law"]))
-        fm = raj2017._image_feature_map(row, group, DIM, cell["gamma_factor"] / scale, cfg["r"], cfg, SEED)
-        F = fm.fit(X[train]).transform(X).astype(np.float32)
-        return {**layer2_svm_cell(F, y, train, valid, test, cfg["layer2_orthogonal"], SEED), "row": row,
-                "recorded_rls_accuracy": round(rls["accuracy"], 3)}
-
-    probes.record(key, compute)
+    d = _Rows()
+    cell, rls = d.cells[f"{row}|{DIM}"], d.cells[f"orf|{row}|{DIM}"]
+    probes.record(key, lambda: {
+        **layer2_svm_cell(d.features(row, DIM, cell), d.y, d.train, d.valid, d.test, d.cfg["layer2_orthogonal"],
+                          SEED), "row": row, "recorded_rls_accuracy": round(rls["accuracy"], 3)})
 
 
 def main(rows, dim=DIM, liblinear=False, wide_c=False, hinge=True):
     probes = _probes()
     Cs, tag = (CS_WIDE, ", C up to 1e4") if wide_c else (CS, "")
-    _, X, y, train, valid, test = raj2017.rotated_mnist_split()
-    cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
-    cells = read_json(RECORD)["cells"]
-    scale = median_sq_dist(X[train], seed=SEED)
+    d = None
     for row in rows:
-        cell = cells[f"{row}|{dim}"]
         fits = {f"{row}, D={dim}: linear SVM{tag}": linear_svm_cell} if hinge else {}
         if liblinear or dim != DIM:  # liblinear's primal solver: 2.5-5 minutes a fit at D = 14000 (C <= 1e4)
             fits[f"{row}, D={dim}: liblinear linear SVM (squared hinge, one-vs-rest){tag}"] = liblinear_cell
         if all(probes.has(k) for k in fits):
             continue
-        group = None if cell["law"] is None else ImageRotation((28, 28), angle=raj2017._angle_law(cell["law"]))
-        fm = raj2017._image_feature_map(row, group, dim, cell["gamma_factor"] / scale, cfg["r"], cfg, SEED)
-        F = fm.fit(X[train]).transform(X).astype(np.float32)
+        if d is None:  # the data only when a variant is left to run
+            d = _Rows()
+        cell = d.cells[f"{row}|{dim}"]
+        F = d.features(row, dim, cell)
         for key, fit in fits.items():
             probes.record(key, lambda fit=fit, F=F, cell=cell, row=row: {
-                **fit(F, y, train, valid, test, Cs=Cs), "row": row, "gamma_factor": cell["gamma_factor"],
+                **fit(F, d.y, d.train, d.valid, d.test, Cs=Cs), "row": row, "gamma_factor": cell["gamma_factor"],
                 "recorded_rls_accuracy": round(cell["accuracy"], 3)})
         del F
-
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
