@@ -434,7 +434,8 @@ def test_hyperkernel_rows_reach_the_headline_beside_the_2nd_rf_layer(tmp_path, m
 def test_wide_second_layer_is_the_random_fourier_layer_without_its_features():
     """Raj §4 "2nd layer RF" at the paper's width (WideLayer2): its Gram matrices are those of the explicit
     cos / sin features of the same frequencies for every γ₂, the dual ridge on the centred Gram matrix is the
-    primal ridge with an intercept on those features, and its block-wise predictions are the primal ones."""
+    primal ridge with an intercept on those features, and its block-wise predictions and cross-Gram blocks are the
+    primal ones."""
     from orbitkernels.experiments._raj_eval import WideLayer2
     from orbitkernels.models.ridge import RidgePath as Solver, centre_gram
 
@@ -458,6 +459,11 @@ def test_wide_second_layer_is_the_random_fourier_layer_without_its_features():
         np.testing.assert_allclose(dual.predict_gram(Knc, 0), primal.predict(Phi[new], 0), atol=1e-5)
         pred = wide.predict(tr, g, dual.dual_coef(0), dual.y_mean_, new, step=7)
         np.testing.assert_allclose(pred, primal.predict(Phi[new], 0), atol=1e-5)
+        # kernel values against some columns only (an SVM's support vectors), block by block of rows
+        cols = np.array([3, 50, 7, 88])
+        blocks = list(wide.cross_gram(new, cols, g, step=7))
+        assert [a for a, _ in blocks] == list(range(0, 30, 7))
+        np.testing.assert_allclose(np.vstack([Kb for _, Kb in blocks]), (Phi[new] @ Phi[cols].T), atol=2e-6)
 
 
 def test_the_papers_width_second_layer_takes_the_headline_and_has_its_own_scope(monkeypatch):

@@ -106,11 +106,10 @@ def layer2_svm_cell(F, y, train, valid, test, wide_cfg, seed, Cs=CS, step=4000):
     clf = SVC(kernel="precomputed", C=C).fit(K[gammas[f]], y[fit_rows])
     del K
     sv = clf.support_
-    phi_sv = [wide._phi(P0, gammas[f]) for P0 in wide._blocks(fit_rows[sv])]
     pred = []
-    for a in range(0, len(test), step):
-        Kt = np.zeros((min(step, len(test) - a), len(fit_rows)))
-        Kt[:, sv] = sum(wide._phi(P0, gammas[f]) @ Ps.T for P0, Ps in zip(wide._blocks(test[a:a + step]), phi_sv))
+    for _, Ksv in wide.cross_gram(test, fit_rows[sv], gammas[f], step=step):
+        Kt = np.zeros((len(Ksv), len(fit_rows)))
+        Kt[:, sv] = Ksv
         pred.append(clf.predict(Kt))
     return {"accuracy": 100.0 * float(np.mean(np.concatenate(pred) == y[test])), "layer2_factor": f, "C": C,
             "valid_acc": table[best], "valid_acc_per_factor_C": table, "support_vectors": int(len(sv)),

@@ -148,6 +148,16 @@ class WideLayer2:
                 K[g] += Phi @ Phi.T
         return K
 
+    def cross_gram(self, rows, cols, gamma, step=4096):
+        """Blocks ``(a, K)`` of the kernel values φ(x_i)ᵀφ(x_j) at γ₂ between ``rows`` and ``cols`` (float32),
+        K the rows ``rows[a:a + step]``: for a kernel machine that reads only some columns (an SVM's support
+        vectors), without the whole matrix. The features of ``cols`` are computed once and held (2m float32 per
+        column)."""
+        rows = np.asarray(rows)
+        phi_cols = [self._phi(P0, gamma) for P0 in self._blocks(cols)]
+        for a in range(0, len(rows), step):
+            yield a, sum(self._phi(P0, gamma) @ Pc.T for P0, Pc in zip(self._blocks(rows[a:a + step]), phi_cols))
+
     def predict(self, fit_rows, gamma, dual_coef, y_mean, rows, step=4096):
         """Predictions Φc W + ȳ at ``rows`` of the ridge whose dual coefficients (on the centred Gram matrix of
         ``fit_rows``, :func:`~orbitkernels.models.ridge.centre_gram`) are ``dual_coef`` (n_fit, k): W = Φcᵀ c,
