@@ -374,6 +374,14 @@ def test_krr_loo_is_kernel_ridge_with_the_training_mean_and_its_exact_leave_one_
     assert table[best].min() == min(v.min() for v in table.values()) and lam in lambdas
     want = KernelRidge(alpha=lam * n, kernel="rbf", gamma=best).fit(X[train], y[train] - mu).predict(X[test]) + mu
     np.testing.assert_allclose(pred, want, rtol=1e-8)
+    # centre=False: constant mean 0, KernelRidge on the targets themselves
+    best, lam, table, pred = raj2017._krr_loo(gram, [0.1, 1.0], y, train, test, lambdas, centre=False)
+    res = [y[j] - KernelRidge(alpha=lam * n, kernel="rbf", gamma=best).fit(
+        X[np.delete(train, j)], y[np.delete(train, j)]).predict(X[[j]])[0] for j in train]
+    assert np.isclose(table[best].min(), np.sqrt(np.mean(np.square(res))), rtol=1e-6)
+    want = KernelRidge(alpha=lam * n, kernel="rbf", gamma=best).fit(X[train], y[train]).predict(X[test])
+    np.testing.assert_allclose(pred, want, rtol=1e-8)
+    assert np.abs(want).max() > 1.0  # a target mean of 5: without centring the fit differs
 
 
 def test_image_hyper_cell_is_kernel_ridge_on_the_features_with_the_validation_choice():
@@ -582,6 +590,24 @@ def test_qm7_wide_cell_is_loo_ridge_on_the_explicit_wide_layer():
     one = raj2017._qm7_feature_cell(data, "orig_rf", 40, 0, None, factors=[0.5], with_pred=True)
     assert one["rmse"] == pytest.approx(np.sqrt(np.mean((one["pred"] - T[test]) ** 2)), rel=1e-12)
     assert one["rmse_2layer"] == pytest.approx(np.sqrt(np.mean((one["pred_2layer"] - T[test]) ** 2)), rel=1e-12)
+    # fit_intercept=False (the zero-mean probe): the same cell on the uncentred Gram matrices, which is ridge without
+    # intercept on the explicit features
+    zero = raj2017._qm7_wide_cell(data, "orig_rf", 40, 0, 0.5, fit_intercept=False)
+    Phi = wide._phi(F @ wide.Z, zero["layer2_factor"] / layer2_scale(F, train, 0)).astype(np.float64)
+    m = LooRidge(lambdas, fit_intercept=False).fit(Phi[train], T[train])
+    ok = lambdas >= 1e-9
+    np.testing.assert_allclose(np.array(zero["loo_rmse"][str(zero["layer2_factor"])])[ok], m.loo_rmse_[ok], rtol=1e-6)
+    err = m.path_.predict(Phi[test], int(np.flatnonzero(lambdas == zero["lambda"])[0]))[:, 0] - T[test]
+    assert zero["rmse"] == pytest.approx(np.sqrt(np.mean(err ** 2)), rel=1e-6) and zero["rmse"] != res["rmse"]
+    # and the first-layer cell without intercept: LooRidge without intercept on the features
+    loo_data = SimpleNamespace(**{**vars(data), "cfg": {**cfg, "inner_k": "loo"}})
+    one0, one1 = (raj2017._qm7_feature_cell(loo_data, "orig_rf", 40, 0, None, factors=[0.5], layer2=False,
+                                            fit_intercept=b) for b in (False, True))
+    m = LooRidge(lambdas, fit_intercept=False).fit(F[train].astype(np.float64), T[train])
+    assert one0["rmse"] == pytest.approx(np.sqrt(np.mean((m.predict(F[test]) - T[test]) ** 2)), rel=1e-6)
+    assert one0["rmse"] != one1["rmse"]
+    with pytest.raises(ValueError, match="leave-one-out"):  # the quick configuration's 2-fold inner CV
+        raj2017._qm7_feature_cell(data, "orig_rf", 40, 0, None, factors=[0.5], layer2=False, fit_intercept=False)
 
 
 def test_lgika_nys_with_orbit_landmarks_runs_at_its_own_d_and_stands_for_the_papers_row():

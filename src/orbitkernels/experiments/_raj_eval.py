@@ -192,15 +192,18 @@ class LooRidge:
     The exact LOO residuals (y_i - ŷ_i) / (1 - H_ii) of :meth:`orbitkernels.models.ridge.RidgePath.loo_residuals`
     (one eigendecomposition for every λ; here α = λ n); the same decomposition then serves the final
     fit at the chosen λ, so selecting λ by LOO on the training rows costs one fit instead of k + 1.
-    Regression only (1-D y).
+    Regression only (1-D y). ``fit_intercept=False``: no b (far from the training rows the Gaussian features
+    vanish and the prediction falls to 0 instead of the training mean).
     """
 
-    def __init__(self, lambdas):
+    def __init__(self, lambdas, fit_intercept=True):
         self.lambdas = np.asarray(lambdas, dtype=float)
+        self.fit_intercept = fit_intercept
 
     def fit(self, F, y):
         n = len(F)
-        self.path_ = RidgePathSolver(self.lambdas * n).fit(F, np.asarray(y, dtype=np.float64).ravel())
+        self.path_ = RidgePathSolver(self.lambdas * n, fit_intercept=self.fit_intercept).fit(
+            F, np.asarray(y, dtype=np.float64).ravel())
         self.loo_rmse_ = np.array([np.sqrt(np.mean(self.path_.loo_residuals(i) ** 2))
                                    for i in range(len(self.lambdas))])
         self.best_ = int(np.argmin(self.loo_rmse_))
@@ -211,7 +214,7 @@ class LooRidge:
         return self.path_.predict(F, self.best_ if index is None else int(index))[:, 0]
 
 
-def loo_select(candidates, y, train, lambdas):
+def loo_select(candidates, y, train, lambdas, fit_intercept=True):
     """Pick (candidate, λ) minimising the exact leave-one-out RMSE of ridge on the ``train`` rows only.
 
     Returns ``(key, lam, table, model)``: ``table[key]`` is the LOO RMSE per λ, ``model`` the fitted
@@ -221,7 +224,7 @@ def loo_select(candidates, y, train, lambdas):
     best = None
     for key, F in candidates.items():
         F = F() if callable(F) else F
-        m = LooRidge(lambdas).fit(F[train], y[train])
+        m = LooRidge(lambdas, fit_intercept=fit_intercept).fit(F[train], y[train])
         table[key] = m.loo_rmse_
         if best is None or m.loo_rmse_.min() < table[best].min():
             if best is not None:

@@ -486,11 +486,13 @@ def _qm7_gamma_grid(cfg, name, dim, chosen_factor):
 
 
 def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, factors=None, layer2=True,
-                      with_pred=False):
+                      with_pred=False, fit_intercept=True):
     """One outer fold of one feature method: inner-CV selection of γ and λ, test RMSE/MAE, then the 2nd layer.
 
     ``factors`` overrides the γ grid of the configuration; ``layer2=False`` skips the 2nd layer; ``with_pred``
-    also returns the test fold's predictions (``pred``, and ``pred_2layer``) for probes that look at molecules."""
+    also returns the test fold's predictions (``pred``, and ``pred_2layer``) for probes that look at molecules;
+    ``fit_intercept=False`` (leave-one-out selection only): the first layer's ridge without intercept, for the
+    probe of the constant a model falls back to (``benchmarks/probes/raj2017/qm7_zero_mean.py``)."""
     cfg, seed = data.cfg, data.seed
     t0 = time.perf_counter()
     train, test = data.split(k)
@@ -500,8 +502,10 @@ def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, f
         factors = _qm7_gamma_grid(cfg, method, dim, chosen_factor)
     cands = {f: (lambda f=f: data.features(method, dim, f, train)) for f in factors}
     loo = cfg["inner_k"] == "loo"
+    if not (loo or fit_intercept):
+        raise ValueError("fit_intercept=False needs the leave-one-out selection (inner_k='loo')")
     if loo:  # exact leave-one-out on the training folds; the same eigendecomposition gives the final fit
-        best, lam, table, model = loo_select(cands, y, train, lambdas)
+        best, lam, table, model = loo_select(cands, y, train, lambdas, fit_intercept=fit_intercept)
         F = data.features(method, dim, best, train)
         pred = model.predict(F[test])
         del model
@@ -544,15 +548,16 @@ def _qm7_krr_factors(cfg, m):
     return cfg.get("krr_gamma_factors_by_family", {}).get(m.family, cfg["krr_gamma_factors"])
 
 
-def _krr_loo(gram, factors, y, train, test, lambdas):
+def _krr_loo(gram, factors, y, train, test, lambdas, centre=True):
     """Kernel ridge with (factor, λ) by exact leave-one-out on the ``train`` rows: ``(factor, λ, table, pred)``.
 
     ``gram(rows, cols, factor)`` gives kernel values. The training mean is held fixed as constant mean (no
     intercept in the fit); one eigendecomposition per factor (α = λ n) gives every λ's LOO residuals and, for the
-    chosen factor, the final fit whose predictions on ``test`` are returned.
+    chosen factor, the final fit whose predictions on ``test`` are returned. ``centre=False``: constant mean 0 (a
+    zero-mean Gaussian process's posterior mean).
     """
     n = len(train)
-    mu = float(y[train].mean())
+    mu = float(y[train].mean()) if centre else 0.0
     table, best, path = {}, None, None
     for f in factors:
         p = _RidgePathSolver(lambdas * n, fit_intercept=False).fit_gram(gram(train, train, f), y[train] - mu)
@@ -586,7 +591,7 @@ def _qm7_hyper_cell(data, method, dim, k, gamma_factor):
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper", with_pred=False):
+def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper", with_pred=False, fit_intercept=True):
     """The 2nd RF layer at the paper's width on one row's first layer, on outer fold ``k`` (Raj §4.1: 10k
     templates for every RF feature map, here 10k frequencies with a cos and a sin, the first layer's convention).
 
@@ -595,7 +600,8 @@ def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper", with
     leave-one-out on the training folds (ridge with an intercept, penalty λ n, as the first-layer cells), from the
     Gram matrices of every molecule (dual ridge: 20,000 features against ~5,700 training molecules). ``part``: the
     configuration's entry that sets width, grid and ``frequencies`` ("layer2_orthogonal": orthogonal ones);
-    ``with_pred`` also returns the test fold's predictions (``pred``).
+    ``with_pred`` also returns the test fold's predictions (``pred``); ``fit_intercept=False``: the ridge without
+    intercept (the Gram matrices uncentred), for ``benchmarks/probes/raj2017/qm7_zero_mean.py``.
     """
     cfg, wide_cfg = data.cfg, data.cfg[part]
     t0 = time.perf_counter()
@@ -611,9 +617,13 @@ def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper", with
     table, best, pred = {}, None, None
     for f, g in gammas.items():
         Kg = K.pop(g)
-        Ktc, Ktec = centre_gram(Kg[:n, :n], Kg[n:, :n])  # rows: training folds, then the test fold
+        if fit_intercept:
+            Ktc, Ktec = centre_gram(Kg[:n, :n], Kg[n:, :n])  # rows: training folds, then the test fold
+        else:
+            Ktc, Ktec = Kg[:n, :n], Kg[n:, :n]
         del Kg
-        p = _RidgePathSolver(lambdas * n).fit_gram(Ktc, data.T[train], centred=True)
+        p = _RidgePathSolver(lambdas * n, fit_intercept=fit_intercept).fit_gram(Ktc, data.T[train],
+                                                                                 centred=fit_intercept)
         table[f] = np.array([np.sqrt(np.mean(p.loo_residuals(i) ** 2)) for i in range(len(lambdas))])
         if best is None or table[f].min() < table[best].min():
             best = f
