@@ -1,9 +1,9 @@
 """Raj et al. 2017, Table 1: does a zero prior mean, in place of the training folds' mean energy, move the rows that fold 1's methane holds above the paper?
 
-Every QM7 row above the paper is above it by one molecule (``qm7_worst_molecule.py``): methane (5 atoms,
--418 kcal/mol), the least negative energy of QM7, predicted 350-450 kcal/mol too low. Far from every training
-molecule a Gaussian-kernel model falls back to its constant, and the reproduction's constant is the training folds'
-mean energy (about -1540 kcal/mol): the models fit an intercept (features) or hold the training mean as the Gaussian
+Every QM7 row above the paper is above it by one molecule (``qm7_worst_molecule.py``): methane (5 atoms, -417.96
+kcal/mol, QM7's second least negative energy), predicted 350-450 kcal/mol too low. Far from its training molecules a
+Gaussian-kernel model falls back towards its constant, and the reproduction's constant is the training folds' mean
+energy (-1538 kcal/mol over QM7): the models fit an intercept (features) or hold the training mean as the Gaussian
 process's constant mean (exact kernel ridge). Montavon et al. 2012, the protocol Raj et al. follow ("We follow the
 experimental methodology of [28]"), regress with a Gaussian process; a zero-mean Gaussian process, the textbook
 default and that of kernel ridge without an offset (Rupp et al. 2012), falls back to 0 instead, closer to methane's
@@ -14,18 +14,19 @@ matrices, γ factor and λ by exact leave-one-out on the training folds, over th
 fold with constant mean 0 (``raj2017._krr_loo(..., centre=False)``), and reports each fold's RMSE and its worst
 molecule beside the recorded cell (constant mean: the training mean), and the row with the constant chosen per fold
 by the inner leave-one-out as one more parameter (the lower of the two leave-one-out RMSE). The control
-(``--control``) reruns outer fold 1 with the training mean, which must give the recorded cell. ``--rows KEY ...`` does the same for feature rows (keys
-of ``results/raj2017/qm7.json``'s cells, e.g. ``lgika_nys_orbit|5700``, ``orf|lgika_rf|20000`` for a 2nd layer at
-the paper's width): each fold recomputed as its cell (``raj2017._qm7_feature_cell`` / ``raj2017._qm7_wide_cell``)
-at the γ factor the cell chose there, λ (and γ₂) by leave-one-out, the ridge without intercept
-(``fit_intercept=False``). ``qm7_worst_molecule.py`` recomputes fold 1 of these rows with the intercept to within
-4e-5 of the recorded cells, the control of this path. A row's summary (the mean of its five folds' RMSE, as the
-results page reports rows) is written when its five folds are done.
+(``--control``) reruns outer fold 1 with the training mean, which must give the recorded cell.
 
-Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/qm7_zero_mean.py [folds
-...] [--control] [--rows KEY ...]`` (default folds 0-4; per fold on one core: 3 minutes for the exact kernel ridge,
-1-10 minutes for a feature row); each fold is written at once to ``results/raj2017/qm7_zero_mean_probes.json`` and
-skipped on a rerun, so several processes may split the folds.
+``--rows KEY ...`` does the same for feature rows (keys of ``results/raj2017/qm7.json``'s cells, e.g.
+``lgika_nys_orbit|5700``, ``orf|lgika_rf|20000`` for a 2nd layer at the paper's width): each fold recomputed as its
+cell (``raj2017._qm7_feature_cell`` / ``raj2017._qm7_wide_cell``) at the γ factor the cell chose there, λ (and γ₂) by
+leave-one-out, the ridge without intercept (``fit_intercept=False``). ``qm7_worst_molecule.py`` recomputes fold 1 of
+these rows with the intercept to within 4e-5 of the recorded cells, the control of this path. A row's summary (the
+mean of its five folds' RMSE, as the results page reports rows) is written when its five folds are done.
+
+Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/qm7_zero_mean.py [folds ...]
+[--control] [--rows KEY ...]`` (default folds 0-4; per fold on one core: 3 minutes for the exact kernel ridge, 1-10
+minutes for a feature row); each fold is written at once to ``results/raj2017/qm7_zero_mean_probes.json`` and skipped
+on a rerun, so several processes may split the folds.
 """
 import sys
 from pathlib import Path
@@ -152,6 +153,8 @@ if __name__ == "__main__":
     rows = args[args.index("--rows") + 1:] if "--rows" in args else []
     args = args[:args.index("--rows")] if "--rows" in args else args
     unknown = [a for a in args if a.startswith("--") and a != "--control"] + [r for r in rows if r not in ROWS]
+    if "--rows" in sys.argv and not rows:
+        unknown.append("--rows without a row")
     if unknown:
         sys.exit(f"unknown option(s) or row(s) {unknown}; options: --control, --rows with any of {sorted(ROWS)}")
     with threadpool_limits(1):

@@ -192,8 +192,8 @@ class LooRidge:
     The exact LOO residuals (y_i - ŷ_i) / (1 - H_ii) of :meth:`orbitkernels.models.ridge.RidgePath.loo_residuals`
     (one eigendecomposition for every λ; here α = λ n); the same decomposition then serves the final
     fit at the chosen λ, so selecting λ by LOO on the training rows costs one fit instead of k + 1.
-    Regression only (1-D y). ``fit_intercept=False``: no b (far from the training rows the Gaussian features
-    vanish and the prediction falls to 0 instead of the training mean).
+    Regression only (1-D y). ``fit_intercept=False``: no b, so that the model's constant is 0 where the
+    intercept would make it the training mean.
     """
 
     def __init__(self, lambdas, fit_intercept=True):
