@@ -22,11 +22,13 @@ cell (``raj2017._qm7_feature_cell`` / ``raj2017._qm7_wide_cell``) at the γ fact
 leave-one-out, the ridge without intercept (``fit_intercept=False``). ``qm7_worst_molecule.py`` recomputes fold 1 of
 these rows with the intercept to within 4e-5 of the recorded cells, the control of this path. A row's summary (the
 mean of its five folds' RMSE, as the results page reports rows) is written when its five folds are done.
+``--reselect`` (first layers): γ too by leave-one-out without intercept, over the grid the cell chose from (the exact
+kernel ridge's protocol above).
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/qm7_zero_mean.py [folds ...]
-[--control] [--rows KEY ...]`` (default folds 0-4; per fold on one core: 3 minutes for the exact kernel ridge, 1-10
-minutes for a feature row); each fold is written at once to ``results/raj2017/qm7_zero_mean_probes.json`` and skipped
-on a rerun, so several processes may split the folds.
+[--control] [--reselect] [--rows KEY ...]`` (default folds 0-4; per fold on one core: 3 minutes for the exact kernel
+ridge, 1-10 minutes for a feature row); each fold is written at once to ``results/raj2017/qm7_zero_mean_probes.json``
+and skipped on a rerun, so several processes may split the folds.
 """
 import sys
 from pathlib import Path
@@ -72,20 +74,32 @@ def _summary(probes, label, key_of, recorded, paper):
                      "rmse_folds": [round(d["rmse"], 3) for d in done]})
 
 
-def feature_rows(probes, data, folds, keys, n_atoms, methane):
-    """The feature rows ``keys`` on outer ``folds``, ridge without intercept, at the γ factor each cell chose."""
+def feature_rows(probes, data, folds, keys, n_atoms, methane, reselect=False):
+    """The feature rows ``keys`` on outer ``folds``, ridge without intercept, at the γ factor each cell chose
+    (``reselect``, first layers only: γ by leave-one-out over the grid the cell chose from)."""
     cells = read_json(RECORD)["cells"]
     y = data.T
     for key in keys:
         label, paper = ROWS[key]
         parts = key.split("|")
         prefix, method, dim = (parts if len(parts) == 3 else [""] + parts)
+        if reselect and prefix:
+            raise ValueError(f"--reselect is for first layers; {key} is a 2nd layer")
+        label += ", γ by leave-one-out" if reselect else ""
         dim = int(dim)
         recorded = [cells[f"{key}|{k}"]["rmse"] for k in range(5)]
 
         def run(k, prefix=prefix, method=method, dim=dim, recorded=recorded):
             train, test = data.split(k)
-            gamma_factor = cells[f"{method}|{dim}|{k}"]["gamma_factor"]
+            cell = cells[f"{method}|{dim}|{k}"]
+            gamma_factor = cell["gamma_factor"]
+            if reselect:
+                grid = sorted(float(f) for f in cell["inner_cv_rmse"])
+                out = raj2017._qm7_feature_cell(data, method, dim, k, None, factors=grid, layer2=False,
+                                                with_pred=True, fit_intercept=False)
+                return {"fold": k, "gamma_factor": out["gamma_factor"], "recorded_gamma_factor": gamma_factor,
+                        "recorded_fold_rmse": recorded[k], "lambda": out["lambda"],
+                        **_scores(np.asarray(out["pred"]) - y[test], test, y, n_atoms, methane)}
             if prefix:
                 part = {"orf": "layer2_orthogonal", "wide": "layer2_paper"}[prefix]
                 out = raj2017._qm7_wide_cell(data, method, dim, k, gamma_factor, part=part, with_pred=True,
@@ -103,7 +117,7 @@ def feature_rows(probes, data, folds, keys, n_atoms, methane):
         _summary(probes, label, key_of, recorded, paper)
 
 
-def main(folds, control=False, rows=()):
+def main(folds, control=False, rows=(), reselect=False):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/raj2017/qm7_zero_mean.py", experiment="qm7", method=METHOD,
                        fold_seed=0)
@@ -129,7 +143,7 @@ def main(folds, control=False, rows=()):
                 **_scores(pred - y[test], test, y, n_atoms, methane)}
 
     if rows:
-        feature_rows(probes, data, folds, rows, n_atoms, methane)
+        feature_rows(probes, data, folds, rows, n_atoms, methane, reselect=reselect)
         return
     if control:
         probes.record("control: outer fold 1, training mean", lambda: run(1, True))
@@ -152,11 +166,13 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     rows = args[args.index("--rows") + 1:] if "--rows" in args else []
     args = args[:args.index("--rows")] if "--rows" in args else args
-    unknown = [a for a in args if a.startswith("--") and a != "--control"] + [r for r in rows if r not in ROWS]
+    unknown = [a for a in args if a.startswith("--") and a not in ("--control", "--reselect")]
+    unknown += [r for r in rows if r not in ROWS]
     if "--rows" in sys.argv and not rows:
         unknown.append("--rows without a row")
     if unknown:
-        sys.exit(f"unknown option(s) or row(s) {unknown}; options: --control, --rows with any of {sorted(ROWS)}")
+        sys.exit(f"unknown option(s) or row(s) {unknown}; options: --control, --reselect, --rows with any of "
+                 f"{sorted(ROWS)}")
     with threadpool_limits(1):
         main([int(a) for a in args if not a.startswith("--")] or ([] if "--control" in args else [0, 1, 2, 3, 4]),
-             control="--control" in args, rows=rows)
+             control="--control" in args, rows=rows, reselect="--reselect" in args)
