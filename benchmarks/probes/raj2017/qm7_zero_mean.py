@@ -170,6 +170,8 @@ if __name__ == "__main__":
     unknown += [r for r in rows if r not in ROWS]
     if "--rows" in sys.argv and not rows:
         unknown.append("--rows without a row")
+    if "--reselect" in args and not rows:
+        unknown.append("--reselect without --rows (the exact kernel ridge always selects γ)")
     if unknown:
         sys.exit(f"unknown option(s) or row(s) {unknown}; options: --control, --reselect, --rows with any of "
                  f"{sorted(ROWS)}")
