@@ -87,6 +87,18 @@ def test_rand_coulomb_gram_is_montavons_kernel_by_its_definition(monkeypatch):
     assert np.allclose(K, K.T) and not np.allclose(K, np.exp(-gamma * D2[0, 0]))  # averaged, not one sorting
 
 
+def test_qm7_n_atoms_counts_the_nuclear_charges(monkeypatch):
+    """_QM7.n_atoms (the probes' count of a molecule's atoms, from its Coulomb matrix) is the number of non-zero
+    nuclear charges Z of the dataset; methane (-417.96 kcal/mol) has 5."""
+    _need("qm7.npz", monkeypatch)
+    from orbitkernels.datasets import load_qm7
+
+    data = raj2017._QM7({**raj2017.CONFIGS["qm7"]["quick"], "n_molecules": None}, 0)
+    Z = load_qm7(download=False).Z
+    np.testing.assert_array_equal(data.n_atoms, (Z > 0).sum(1))
+    assert data.n_atoms[np.argmin(np.abs(data.T + 417.96))] == 5
+
+
 def test_qm7_resume_reuses_cells(tmp_path, monkeypatch):
     _need("qm7.npz", monkeypatch)
     first = raj2017.run_qm7(quick=True, out_dir=tmp_path)

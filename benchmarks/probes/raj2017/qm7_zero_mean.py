@@ -74,10 +74,9 @@ def _summary(probes, label, key_of, recorded, paper):
                      "rmse_folds": [round(d["rmse"], 3) for d in done]})
 
 
-def feature_rows(probes, data, folds, keys, n_atoms, methane, reselect=False):
+def feature_rows(probes, data, cells, folds, keys, n_atoms, methane, reselect=False):
     """The feature rows ``keys`` on outer ``folds``, ridge without intercept, at the γ factor each cell chose
     (``reselect``, first layers only: γ by leave-one-out over the grid the cell chose from)."""
-    cells = read_json(RECORD)["cells"]
     y = data.T
     for key in keys:
         label, paper = ROWS[key]
@@ -92,23 +91,17 @@ def feature_rows(probes, data, folds, keys, n_atoms, methane, reselect=False):
         def run(k, prefix=prefix, method=method, dim=dim, recorded=recorded):
             train, test = data.split(k)
             cell = cells[f"{method}|{dim}|{k}"]
-            gamma_factor = cell["gamma_factor"]
-            if reselect:
-                grid = sorted(float(f) for f in cell["inner_cv_rmse"])
-                out = raj2017._qm7_feature_cell(data, method, dim, k, None, factors=grid, layer2=False,
-                                                with_pred=True, fit_intercept=False)
-                return {"fold": k, "gamma_factor": out["gamma_factor"], "recorded_gamma_factor": gamma_factor,
-                        "recorded_fold_rmse": recorded[k], "lambda": out["lambda"],
-                        **_scores(np.asarray(out["pred"]) - y[test], test, y, n_atoms, methane)}
             if prefix:
                 part = {"orf": "layer2_orthogonal", "wide": "layer2_paper"}[prefix]
-                out = raj2017._qm7_wide_cell(data, method, dim, k, gamma_factor, part=part, with_pred=True,
+                out = raj2017._qm7_wide_cell(data, method, dim, k, cell["gamma_factor"], part=part, with_pred=True,
                                              fit_intercept=False)
             else:
-                out = raj2017._qm7_feature_cell(data, method, dim, k, None, factors=[gamma_factor], layer2=False,
+                grid = sorted(float(f) for f in cell["inner_cv_rmse"]) if reselect else [cell["gamma_factor"]]
+                out = raj2017._qm7_feature_cell(data, method, dim, k, None, factors=grid, layer2=False,
                                                 with_pred=True, fit_intercept=False)
-            return {"fold": k, "gamma_factor": gamma_factor, "recorded_fold_rmse": recorded[k],
-                    **{n: out[n] for n in ("lambda", "layer2_factor") if n in out},
+            return {"fold": k, "gamma_factor": out["gamma_factor"],
+                    **({"recorded_gamma_factor": cell["gamma_factor"]} if reselect else {}),
+                    "recorded_fold_rmse": recorded[k], **{n: out[n] for n in ("lambda", "layer2_factor") if n in out},
                     **_scores(np.asarray(out["pred"]) - y[test], test, y, n_atoms, methane)}
 
         key_of = lambda k, label=label: f"{label}, zero mean: outer fold {k}"  # noqa: E731
@@ -122,18 +115,21 @@ def main(folds, control=False, rows=(), reselect=False):
                        script="benchmarks/probes/raj2017/qm7_zero_mean.py", experiment="qm7", method=METHOD,
                        fold_seed=0)
     cells = read_json(RECORD)["cells"]
-    recorded = [cells[f"{METHOD}|None|{k}"]["rmse"] for k in range(5)]
     cfg = dict(raj2017.CONFIGS["qm7"]["reduced"])
     data = raj2017._QM7(cfg, 0)
     y = data.T
+    n_atoms = data.n_atoms
+    # methane: the highest-energy of QM7's two 5-atom molecules (CH4 at -417.96 kcal/mol, CH2NH at -596.35)
+    five = np.flatnonzero(n_atoms == 5)
+    methane = int(five[np.argmax(y[five])])
+    if rows:
+        feature_rows(probes, data, cells, folds, rows, n_atoms, methane, reselect=reselect)
+        return
+    recorded = [cells[f"{METHOD}|None|{k}"]["rmse"] for k in range(5)]
     m = raj2017.as_method(METHOD)
     gram = raj2017._qm7_krr_gram(data, m)
     factors = raj2017._qm7_krr_factors(cfg, m)
     lambdas = raj2017._qm7_lambdas(cfg)
-    n_atoms = (np.abs(np.diagonal(data.X.reshape(len(data.X), 23, 23), axis1=1, axis2=2)) > 0).sum(1)
-    # methane: the highest-energy of QM7's two 5-atom molecules (CH4 at -417.96 kcal/mol, CH2NH at -596.35)
-    five = np.flatnonzero(n_atoms == 5)
-    methane = int(five[np.argmax(y[five])])
 
     def run(k, centre):
         train, test = data.split(k)
@@ -142,9 +138,6 @@ def main(folds, control=False, rows=(), reselect=False):
                 "loo_rmse": float(table[best].min()), "gamma_factor": best, "lambda": lam,
                 **_scores(pred - y[test], test, y, n_atoms, methane)}
 
-    if rows:
-        feature_rows(probes, data, folds, rows, n_atoms, methane, reselect=reselect)
-        return
     if control:
         probes.record("control: outer fold 1, training mean", lambda: run(1, True))
     for k in folds:

@@ -423,6 +423,13 @@ class _QM7:
         self.scale_l1 = float(np.median(np.abs(X[idx, None] - X[None, idx]).sum(-1)))
         self._cache = {}
 
+    @property
+    def n_atoms(self):
+        """Atoms per molecule: the non-zero diagonal entries of its Coulomb matrix (0.5 Z^2.4 for an atom, 0 for
+        the padding of molecules under 23 atoms)."""
+        a = int(round(np.sqrt(self.X.shape[1])))
+        return (np.abs(self.X.reshape(len(self.X), a, a).diagonal(axis1=1, axis2=2)) > 0).sum(1)
+
     def rand_coulomb_gram(self, X, gamma):
         """Montavon et al. 2012's Rand-Coulomb kernel of all molecule pairs: :class:`HaarKernel` over
         ``rand_coulomb_r`` Montavon-sampled sortings, the same on both sides; fold-free, so kept for every fold."""
