@@ -81,7 +81,8 @@ def test_quick_experiment_end_to_end(name, tmp_path, monkeypatch):
         assert set(t) == {"hinge", "fdrop", "fscale"}
         assert set(saved["data"]["mcnemar"]) == {"fdrop", "fscale"}
         for loss in t:
-            for mode in ("drop", "scale"):
+            assert set(t[loss]) == set(teo2007.ATTACKS)
+            for mode in teo2007.ATTACKS:
                 acc = [t[loss][mode][str(K)]["accuracy"] for K in saved["config"]["attack_K"]]
                 assert all(0 <= a <= 1 for a in acc)
         # every test part is tested by models that never saw it or the tuning part; part 10's is the headline split
@@ -145,3 +146,32 @@ def test_pooled_mcnemar_sums_discordant_pairs():
 def test_p_value_text_names_an_underflow():
     assert teo2007._p_text(3.0e-123) == "3e-123"
     assert teo2007._p_text(0.0) == "< 1e-300"
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_spam_side_attack_edits_the_spam_only(sparse):
+    import scipy.sparse as sp
+    from sklearn.metrics import roc_auc_score
+
+    from orbitkernels.models import InvariantLinearClassifier, worst_case_attack
+
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(60, 12)))
+    y = (X[:, :3].sum(1) > X[:, 3:6].sum(1)).astype(int)
+    model = InvariantLinearClassifier(loss="hinge", lam=1e-3, max_iter=20, random_state=0).fit(X, y)
+    Xin = sp.csr_matrix(X) if sparse else X
+    ev, correct = teo2007._spam_eval(model, Xin, y, [0, 2], (0.5, 2.0))
+    assert set(ev) == set(teo2007.ATTACKS) and teo2007.HEADLINE_ATTACK in ev
+    spam = y == 1
+    for name, (mode, side) in teo2007.ATTACKS.items():
+        lu = {} if mode == "drop" else {"l": 0.5, "u": 2.0}
+        full = worst_case_attack(model, X, 2, mode=mode, y=y, **lu)
+        expect = np.where(spam[:, None], full, X) if side == "spam" else full
+        s = model.decision_function(expect)
+        assert ev[name]["2"]["auc"] == pytest.approx(roc_auc_score(y, s))
+        np.testing.assert_array_equal(correct[name]["2"], model.classes_[(s > 0).astype(int)] == y)
+        if side == "spam":  # the ham is scored as if clean
+            np.testing.assert_array_equal(correct[name]["2"][~spam], correct[name]["0"][~spam])
+    # tuning scores the attacks on every message only, as before the spam-side ones were added
+    tune, _ = teo2007._spam_eval(model, Xin, y, [0, 2], (0.5, 2.0), teo2007.TUNING_ATTACKS)
+    assert set(tune) == {"drop", "scale"} and tune["drop"] == ev["drop"]
