@@ -538,7 +538,9 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
     n_parts = len(parts)
 
     Kh, H = str(cfg["headline_K"]), HEADLINE_ATTACK
-    attacked = f"K={Kh} features deleted from each spam message"
+    mode, side = ATTACKS[H]
+    attacked = (f"K={Kh} features {'deleted from' if mode == 'drop' else 'scaled in'} "
+                f"{'each spam message' if side == 'spam' else 'every message'}")
     heads = []
     for loss in ("hinge", "fdrop", "fscale"):
         heads.append(headline(f"{loss} accuracy % (part 10, clean)", 100 * test[loss]["drop"]["0"]["accuracy"], None,
