@@ -432,7 +432,7 @@ def _edited_rows(X, X_attacked, rows):
 
 def _spam_eval(model, X, y, attack_K, scale_lu, attacks=tuple(ATTACKS)):
     """Accuracy / AUC clean and under each of ``attacks`` (names of :data:`ATTACKS`) for every K, plus
-    per-example correctness."""
+    per-example correctness. ``y``: Ling-Spam's labels, 1 for spam (the messages a spam-side attack edits)."""
     from sklearn.metrics import roc_auc_score
 
     from ..models import worst_case_attack
