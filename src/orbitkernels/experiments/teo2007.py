@@ -413,12 +413,18 @@ def _spam_split(part, test_part):
 #: ("spam": §5.2's spam authors who change their style; nobody edits the ham to look like spam).
 ATTACKS = {"drop": ("drop", "all"), "scale": ("scale", "all"),
            "drop_spam": ("drop", "spam"), "scale_spam": ("scale", "spam")}
-_ATTACK_NAMES = {"drop": "deletion, every message", "scale": "scaling, every message",
-                 "drop_spam": "deletion, spam only", "scale_spam": "scaling, spam only"}
+#: Eq. 10's modes in words, for the pages
+_MODE_WORDS = {"drop": "deletion", "scale": "scaling"}
 #: The attacks the tuning on part 9 scores (the selection made before the spam-side attacks were added).
 TUNING_ATTACKS = ("drop", "scale")
 #: The attack the headline cells report: the paper's pressure comes from spammers, not from the users.
 HEADLINE_ATTACK = "drop_spam"
+
+
+def _attack_name(name):
+    """Attack ``name`` in a few words ("deletion, spam only") for the notes' lists."""
+    mode, side = ATTACKS[name]
+    return f"{_MODE_WORDS[mode]}, {'every message' if side == 'all' else 'spam only'}"
 
 
 def _edited_rows(X, X_attacked, rows):
@@ -440,13 +446,16 @@ def _spam_eval(model, X, y, attack_K, scale_lu, attacks=tuple(ATTACKS)):
     out = {a: {} for a in attacks}
     correct = {a: {} for a in attacks}
     spam = np.asarray(y) == 1
+    every = {}  # (mode, K) -> every message attacked, computed once: a spam-side attack takes its spam rows
     for name in attacks:
         mode, side = ATTACKS[name]
         lu = {} if mode == "drop" else {"l": scale_lu[0], "u": scale_lu[1]}
         for K in attack_K:
-            Xa = worst_case_attack(model, X, K, mode=mode, y=y, **lu) if K > 0 else X
-            if K > 0 and side == "spam":
-                Xa = _edited_rows(X, Xa, spam)
+            Xa = X
+            if K > 0:
+                if (mode, K) not in every:
+                    every[mode, K] = worst_case_attack(model, X, K, mode=mode, y=y, **lu)
+                Xa = every[mode, K] if side == "all" else _edited_rows(X, every[mode, K], spam)
             s = model.decision_function(Xa)
             pred = model.classes_[(s > 0).astype(int)]
             ok = pred == y
@@ -566,14 +575,14 @@ def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
         plt = _matplotlib()
         fig, axes = plt.subplots(2, 2, figsize=(10, 8), sharey=True)
         Ks = cfg["attack_K"]
-        for ax, name in zip(axes.ravel(), ("drop", "scale", "drop_spam", "scale_spam")):
+        for ax, name in zip(axes.ravel(), ATTACKS):
             mode, side = ATTACKS[name]
             for loss, style in zip(("hinge", "fdrop", "fscale"), ("o-", "s--", "^-")):
                 m = [100 * mean[loss][name][str(K)]["accuracy"] for K in Ks]
                 e = [100 * mean[loss][name][str(K)]["accuracy_std"] for K in Ks]
                 ax.errorbar(Ks, m, yerr=e, fmt=style, capsize=3, label=loss)
-            title = ("worst-case deletion of K features" if mode == "drop" else
-                     f"worst-case scaling of K features in [{cfg['attack_scale_lu'][0]}, {cfg['attack_scale_lu'][1]}]")
+            l, u = cfg["attack_scale_lu"]
+            title = f"worst-case {_MODE_WORDS[mode]} of K features" + ("" if mode == "drop" else f" in [{l}, {u}]")
             title += ",\nevery message" if side == "all" else ",\nspam messages only"
             ax.set(xlabel="K (features changed per message)", ylabel="test accuracy (%)", title=title)
             ax.grid(alpha=0.3)
@@ -645,7 +654,7 @@ def spam_note_values(data, cfg):
             "selected": {"choices": [{"loss": k, **{f: str(v[f]) for f in ("lam", "K", "l", "u")}}
                                      for k, v in data["selected"].items()]},
             "clean": {"accuracies": [{"loss": k, "accuracy": 100 * t["drop"]["0"]["accuracy"]} for k, t in test.items()]},
-            "attacks": {"holds": [{"attack": _ATTACK_NAMES[name], "fdrop": holds("fdrop", name),
+            "attacks": {"holds": [{"attack": _attack_name(name), "fdrop": holds("fdrop", name),
                                    "fscale": holds("fscale", name)} for name in ATTACKS],
                         **{f"paper_{loss}": PAPER_SPAM[loss][0] for loss in PAPER_SPAM},
                         "n_parts": len(data["test_parts"]), "n_pooled": data["n_test_pooled"],
@@ -710,7 +719,7 @@ def _tables(name, data):
 
         def attack_text(name):
             mode, side = ATTACKS[name]
-            return (f"the worst-case {'deletion' if mode == 'drop' else 'scaling'} of K features"
+            return (f"the worst-case {_MODE_WORDS[mode]} of K features"
                     + (" of every message" if side == "all" else " of each spam message (the ham untouched)"))
 
         for name in ATTACKS:
