@@ -620,6 +620,20 @@ def test_qm7_wide_cell_is_loo_ridge_on_the_explicit_wide_layer():
     assert one0["rmse"] != one1["rmse"]
     with pytest.raises(ValueError, match="leave-one-out"):  # the quick configuration's 2-fold inner CV
         raj2017._qm7_feature_cell(data, "orig_rf", 40, 0, None, factors=[0.5], layer2=False, fit_intercept=False)
+    # the probes' entry by cell key: "wide|…" / "orf|…" the 2nd layer with its configuration part, else a first layer
+
+    def same(a, b):
+        return {f: v for f, v in a.items() if f != "seconds"} == {f: v for f, v in b.items() if f != "seconds"}
+
+    assert same(raj2017._qm7_row_cell(data, "wide|orig_rf|40", 0, [0.5], fit_intercept=False), zero)
+    assert same(raj2017._qm7_row_cell(data, "wide|orig_rf|40", 0, [0.5]), res)
+    cfg_orf = {**cfg, "layer2_orthogonal": {**cfg["layer2_paper"], "frequencies": "orthogonal"}}
+    data_orf = SimpleNamespace(**{**vars(data), "cfg": cfg_orf})
+    assert same(raj2017._qm7_row_cell(data_orf, "orf|orig_rf|40", 0, [0.5]),
+                raj2017._qm7_wide_cell(data_orf, "orig_rf", 40, 0, 0.5, part="layer2_orthogonal"))
+    assert same(raj2017._qm7_row_cell(loo_data, "orig_rf|40", 0, [0.5], fit_intercept=False), one0)
+    with pytest.raises(ValueError):  # a 2nd layer sits on one first layer's γ
+        raj2017._qm7_row_cell(data, "wide|orig_rf|40", 0, [0.5, 1.0])
 
 
 def test_lgika_nys_with_orbit_landmarks_runs_at_its_own_d_and_stands_for_the_papers_row():

@@ -82,12 +82,7 @@ def _feature_fold(probes, data, n_atoms, cells, label, prefix, method, dim, k):
     gamma_factor = cells[f"{method}|{dim}|{k}"]["gamma_factor"]
 
     def run():
-        if prefix:
-            part = {"orf": "layer2_orthogonal", "wide": "layer2_paper"}[prefix]
-            out = raj2017._qm7_wide_cell(data, method, dim, k, gamma_factor, part=part, with_pred=True)
-        else:
-            out = raj2017._qm7_feature_cell(data, method, dim, k, None, factors=[gamma_factor], layer2=False,
-                                            with_pred=True)
+        out = raj2017._qm7_row_cell(data, key, k, [gamma_factor], with_pred=True)
         res = {"fold": k, "recorded_fold_rmse": folds[k],
                **worst(np.asarray(out["pred"]) - data.T[test], test, n_atoms, data.T)}
         others = [f for i, f in enumerate(folds) if i != k]

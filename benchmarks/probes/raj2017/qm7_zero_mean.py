@@ -90,17 +90,11 @@ def feature_rows(probes, data, cells, folds, keys, n_atoms, methane, reselect=Fa
         dim = int(dim)
         recorded = [cells[f"{key}|{k}"]["rmse"] for k in range(5)]
 
-        def run(k, prefix=prefix, method=method, dim=dim, recorded=recorded):
+        def run(k, key=key, method=method, dim=dim, recorded=recorded):
             train, test = data.split(k)
             cell = cells[f"{method}|{dim}|{k}"]
-            if prefix:
-                part = {"orf": "layer2_orthogonal", "wide": "layer2_paper"}[prefix]
-                out = raj2017._qm7_wide_cell(data, method, dim, k, cell["gamma_factor"], part=part, with_pred=True,
-                                             fit_intercept=False)
-            else:
-                grid = sorted(float(f) for f in cell["inner_cv_rmse"]) if reselect else [cell["gamma_factor"]]
-                out = raj2017._qm7_feature_cell(data, method, dim, k, None, factors=grid, layer2=False,
-                                                with_pred=True, fit_intercept=False)
+            grid = sorted(float(f) for f in cell["inner_cv_rmse"]) if reselect else [cell["gamma_factor"]]
+            out = raj2017._qm7_row_cell(data, key, k, grid, with_pred=True, fit_intercept=False)
             return {"fold": k, "gamma_factor": out["gamma_factor"],
                     **({"recorded_gamma_factor": cell["gamma_factor"]} if reselect else {}),
                     "recorded_fold_rmse": recorded[k], **{n: out[n] for n in ("lambda", "layer2_factor") if n in out},

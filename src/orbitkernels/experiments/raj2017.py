@@ -644,6 +644,24 @@ def _qm7_wide_cell(data, method, dim, k, gamma_factor, part="layer2_paper", with
             **({"pred": pred} if with_pred else {})}
 
 
+#: a QM7 cell key's prefix for a 2nd RF layer at the paper's width, and the configuration part that sets that layer
+_LAYER2_PREFIX_PARTS = {"wide": "layer2_paper", "orf": "layer2_orthogonal"}
+
+
+def _qm7_row_cell(data, key, k, factors, with_pred=False, fit_intercept=True):
+    """Outer fold ``k`` of the QM7 row whose cells are keyed ``key`` ("method|D", or "wide|method|D" / "orf|method|D"
+    for its 2nd RF layer at the paper's width), as its cell computes it: a first layer with γ chosen over the factors
+    ``factors`` (its 2nd layer skipped), or the 2nd layer on the first layer at ``factors``' one factor. For the probes
+    that recompute a row's folds (``benchmarks/probes/raj2017/qm7_worst_molecule.py``, ``qm7_zero_mean.py``)."""
+    prefix, method, dim = key.split("|") if key.count("|") == 2 else ["", *key.split("|")]
+    if prefix:
+        (gamma_factor,) = factors
+        return _qm7_wide_cell(data, method, int(dim), k, gamma_factor, part=_LAYER2_PREFIX_PARTS[prefix],
+                              with_pred=with_pred, fit_intercept=fit_intercept)
+    return _qm7_feature_cell(data, method, int(dim), k, None, factors=list(factors), layer2=False,
+                             with_pred=with_pred, fit_intercept=fit_intercept)
+
+
 def _qm7_krr_gram(data, m):
     """The kernel of exact kernel ridge row ``m``: ``gram(rows, cols, factor)``, its matrix between two sets of
     molecules at γ = factor / the row's distance scale (Gaussian or Laplacian; the Rand-Coulomb orbit kernel for an
