@@ -283,9 +283,74 @@ def test_haar_kernel_refuses_bad_X(case, X, match):
 
 
 def test_haar_kernel_memory_budget_below_one_row():
-    k = HaarKernel(ROT, n_group_samples=4, random_state=0, max_memory_mb=1e-7, gamma=0.1)
+    # elements given: the budget is checked where the blocks are sized, at the call
+    k = HaarKernel(ROT, elements=ROT.sample(4, random_state=0), max_memory_mb=1e-7, gamma=0.1)
     with pytest.raises(ValueError, match="max_memory_mb=1e-07 cannot hold one row"):
         k(GOOD)
+    # sampled elements: refused before they are drawn
+    k = HaarKernel(ROT, n_group_samples=4, random_state=0, max_memory_mb=1e-7, gamma=0.1)
+    with pytest.raises(ValueError, match="HaarKernel: n_group_samples=4 .* more than max_memory_mb=1e-07"):
+        k(GOOD)
+
+
+def _molecular(**kw):
+    from orbitkernels.features import MolecularOrbitFeatures
+
+    return MolecularOrbitFeatures(**{"species": [1, 6], "n_components": 4, "n_wavevectors": 3, "random_state": 0,
+                                     **kw})
+
+
+def _molecules():
+    from orbitkernels.groups import encode_molecules
+
+    R = np.random.default_rng(0).normal(size=(3, 2, 3))
+    return encode_molecules(np.array([[6, 1]] * 3), R)
+
+
+@pytest.mark.parametrize("name", [*MAPS, "haar", "molecular"])
+def test_huge_group_sample_count_refused_at_fit_before_drawing(name):
+    """n_group_samples=10**9 used to allocate gigabytes of group elements first (7.5 GB of angles for a
+    rotation: a process killed for memory on a 24 GB machine); now fit refuses it from the parameters alone."""
+    import tracemalloc
+
+    if name == "haar":
+        est, fit = HaarKernel(ROT, n_group_samples=10**9, gamma=0.1), (lambda e: e.fit(GOOD))
+    elif name == "molecular":
+        est, fit = _molecular(n_group_samples=10**9), (lambda e: e.fit(_molecules()))
+    else:
+        est, fit = MAPS[name](n_group_samples=10**9), (lambda e: e.fit(GOOD))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"n_group_samples=1000000000 .*MB for one row, more than "
+                                             r"max_memory_mb=256(\.0)?; lower"):
+            fit(est)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, peak
+
+
+@pytest.mark.parametrize("name", list(MAPS))
+def test_fit_budget_refuses_only_what_transform_refuses(name):
+    """The fit-time bound (templates x group elements x 4 bytes) is a lower bound of what transform holds: a
+    budget that fit refuses, transform refuses too, and fit accepts the budget of exactly that bound."""
+    s = {"gicdf": 2, "fourier": 4, "nystroem": 3}[name]
+    bound_mb = 4 * s * 3 / 2**20  # every map here: n_group_samples=3
+    with pytest.raises(ValueError, match="more than max_memory_mb"):
+        MAPS[name](max_memory_mb=bound_mb * 0.99).fit(GOOD)
+    est = MAPS[name](max_memory_mb=bound_mb).fit(GOOD)  # accepted at the bound itself
+    est.set_params(max_memory_mb=bound_mb * 0.99)
+    with pytest.raises(ValueError, match="smaller than one row needs"):
+        est.transform(GOOD)
+
+
+def test_transform_budget_names_the_output_when_it_is_the_larger_part():
+    est = GroupCDFFeatures(ROT, n_templates=2, n_bins=10**7, n_group_samples=3, random_state=0).fit(GOOD)
+    with pytest.raises(ValueError, match="of which .* MB for its output features and their pooling"):
+        est.transform(GOOD)
+    est = MAPS["fourier"](n_components=2000, max_memory_mb=0.05).fit(GOOD)
+    with pytest.raises(ValueError, match="of which .* MB for 2000 templates x 3 group elements"):
+        est.transform(GOOD)
 
 
 # --------------------------------------------------------------------------- diagnostics

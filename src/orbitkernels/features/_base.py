@@ -13,6 +13,7 @@ from ..utils.persistence import IncompatibleVersionError, VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
     all_finite,
+    check_budget,
     check_not_text,
     check_random_state,
     count_constraint,
@@ -110,6 +111,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         if is_dask_array(X):  # scale-out: the Dask adapter, imported by name on first use (utils.dispatch)
             X, y = dask_call("fit_sample", self, X, y)  # the sampled rows; the fit goes on in memory
         X = self._validate_X(X, reset=True)
+        self._check_row_budget()
         rng = check_random_state(self.random_state)
         self.templates_ = self._draw_templates(X, rng)
         # sampling="qmc" may replace a full-circle rotation by a finite grid subgroup: the plan
@@ -125,6 +127,21 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         )
         self._after_fit(X)
         return self
+
+    #: the parameter that sets the number of templates (frequencies, landmarks) fit draws
+    _n_templates_param = "n_components"
+
+    def _check_row_budget(self):
+        """Before anything is drawn: one row's similarities (templates x group elements, float32 at
+        least) must fit in ``max_memory_mb``, as every path of :meth:`transform` holds them at some point.
+        Without ``n_group_samples`` the group decides the count (all of a finite group, which it
+        enumerates itself, or a few samples), so the bound counts one element."""
+        s = int(getattr(self, self._n_templates_param))
+        r = 1 if self.n_group_samples is None else int(self.n_group_samples)
+        what = f"{self._n_templates_param}={s} templates" + (
+            "" if self.n_group_samples is None else f" x n_group_samples={r} group elements")
+        check_budget(type(self).__name__, 4 * s * r, self.max_memory_mb, what,
+                     f"lower {self._n_templates_param} or n_group_samples, or raise max_memory_mb")
 
     def _engine_options(self):
         # fast_path / dtype / backend / device: the engine's knobs (docs/performance.md);

@@ -541,13 +541,17 @@ class ProjectionPlan:
     def chunk_rows(self, n, d, itemsize, extra_per_row=0, reserve=0):
         budget = self.max_memory_mb * 2**20
         budget -= min(reserve, budget / 4)  # fixed working memory, at most a quarter of the budget
-        need = self.row_bytes(d, itemsize) + extra_per_row
+        sim = self.row_bytes(d, itemsize)
+        need = sim + extra_per_row
         rows = int(budget // need)
         if rows < 1:
+            # name the larger part: a row's similarities, or its output features and their pooling (GICDF's bins)
+            part = (f"{sim / 2**20:.3f} MB for {self.n_templates} templates x {self.n_elements} group elements"
+                    if sim >= extra_per_row else f"{extra_per_row / 2**20:.3f} MB for its output features and "
+                    "their pooling")
             raise ValueError(
-                f"max_memory_mb={self.max_memory_mb} is smaller than one row needs "
-                f"({need / 2**20:.3f} MB for {self.n_templates} templates x {self.n_elements} group elements); "
-                "raise max_memory_mb or use fewer templates or group samples"
+                f"max_memory_mb={self.max_memory_mb} is smaller than one row needs ({need / 2**20:.3f} MB, of "
+                f"which {part}); raise max_memory_mb or use fewer templates, group samples or output features"
             )
         return max(1, min(n, rows))
 

@@ -102,6 +102,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
     """
 
     _define_on_templates = True
+    _n_templates_param = "n_templates"
 
     _parameter_constraints: dict = {
         **OrbitFeaturesBase._parameter_constraints,

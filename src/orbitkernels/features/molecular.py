@@ -48,7 +48,13 @@ from ..backends import BACKENDS, get_backend
 from ..groups.base import resolve_elements
 from ..groups.rotation3d import Rotation3D, decode_molecules
 from ..utils.persistence import VersionedPickleMixin
-from ..utils.validation import RANDOM_STATE_CONSTRAINT, check_random_state, count_constraint, positive_real_constraint
+from ..utils.validation import (
+    RANDOM_STATE_CONSTRAINT,
+    check_budget,
+    check_random_state,
+    count_constraint,
+    positive_real_constraint,
+)
 from ._engine import DEFAULT_MAX_MEMORY_MB
 from ._frequencies import draw_frequencies, resolve_frequencies
 
@@ -213,6 +219,12 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
             raise ValueError(f"{group!r} acts on rows of {group.n_features} columns; X has {X.shape[1]}")
         self.gamma_ = float(self.gamma)
         m, s = int(self.n_wavevectors), int(self.n_components)
+        # the smallest molecule _rows_per_chunk counts (one atom, one channel), before anything is drawn
+        r = 1 if self.n_group_samples is None else int(self.n_group_samples)
+        check_budget(type(self).__name__, (6 * r * m + 2 * r * s) * 4, self.max_memory_mb,
+                     f"{m} wavevectors and {s} templates" + (
+                         "" if self.n_group_samples is None else f" x n_group_samples={r} rotations"),
+                     "lower n_group_samples, n_wavevectors or n_components, or raise max_memory_mb")
         n_channels = len(species) if self.weighting == "species" else 1
         self.wavevectors_ = rng.normal(scale=1.0 / (np.sqrt(2.0) * self.sigma), size=(m, 3))
         d = 2 * n_channels * m

@@ -11,6 +11,7 @@ from ..utils.kernels import PairwiseKernel
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
+    check_budget,
     check_data,
     check_not_text,
     check_rbf_precision,
@@ -137,6 +138,12 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         else:
             if self.weights is not None:
                 raise ValueError("weights need elements")
+            if self.n_group_samples is not None:
+                # the smallest block _blocks can make (the single sum's), before the elements are drawn
+                r, d = int(self.n_group_samples), 1 if X is None else X.shape[1]
+                check_budget(type(self).__name__, (2 * d + 2 * r * d + 3 * r) * 8, self.max_memory_mb,
+                             f"n_group_samples={r} transformed copies of a row and their kernel values",
+                             "lower n_group_samples or raise max_memory_mb")
             used, E, w = resolve_elements(group, self.n_group_samples, check_random_state(self.random_state),
                                           sampling=self.sampling)
         if isinstance(self.gamma, str) and X is None:

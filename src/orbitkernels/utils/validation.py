@@ -17,6 +17,7 @@ __all__ = [
     "RANDOM_STATE_CONSTRAINT",
     "StrictInterval",
     "all_finite",
+    "check_budget",
     "check_not_text",
     "check_rbf_precision",
     "count_constraint",
@@ -172,6 +173,23 @@ def positive_real_constraint():
 def finite_real_constraint():
     """Any finite real (never booleans, NaN or inf)."""
     return StrictInterval(Real, None, None, closed="neither")
+
+
+def check_budget(owner, need_bytes, max_memory_mb, what, remedy):
+    """Refuse at ``fit`` what no chunking of ``transform`` could hold within ``max_memory_mb``.
+
+    ``need_bytes`` is a lower bound of one row's working memory, computed from the
+    parameters alone, before anything of that size is drawn: a count such as
+    ``n_group_samples=10**9`` is then a clear error instead of gigabytes of group
+    elements allocated first (and a process killed for memory) and an error only at
+    the first ``transform``.
+    """
+    budget = float(max_memory_mb) * 2**20
+    if need_bytes > budget:
+        raise ValueError(
+            f"{owner}: {what} need at least {need_bytes / 2**20:,.1f} MB for one row, more than "
+            f"max_memory_mb={max_memory_mb}; {remedy}"
+        )
 
 
 #: ``random_state``: None, a seed, a RandomState, or a NumPy Generator (every sampler here accepts one).
