@@ -183,3 +183,17 @@ def test_help_lists_every_environment_variable_the_library_reads(capsys):
     assert exc.value.code == 0
     shown = capsys.readouterr().out
     assert not [n for n in sorted(names) if not re.search(re.escape(n) + r"\b", shown)]
+
+
+def test_seed_out_of_numpys_range_is_a_usage_error(capsys):
+    """``--seed -1`` ended in NumPy's traceback from the seeding; now argparse's usage error (exit 2)."""
+    import pytest
+
+    from orbitkernels.cli import main
+
+    for argv in (["demo", "--seed", "-1"], ["reproduce", "raj2017", "--seed", str(2**32)], ["demo", "--seed", "1.5"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert "--seed" in err and ("from 0 to 2**32 - 1" in err), err

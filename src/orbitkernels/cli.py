@@ -226,6 +226,17 @@ ENVIRONMENT_HELP = """environment variables:
 """
 
 
+def _seed(text):
+    """``--seed``: NumPy's seeds are 0 .. 2**32 - 1; outside them argparse's usage error, not a traceback."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: a whole number from 0 to 2**32 - 1") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"seed must be from 0 to 2**32 - 1; got {value}")
+    return value
+
+
 def _common_options(parser, default):
     # On the main parser the defaults are False; on a subcommand they are SUPPRESS, so that
     # `orbitkernels --quiet reproduce ...` is not reset by the subcommand's own (absent) flag.
@@ -248,7 +259,7 @@ def build_parser():
     p.add_argument("--out", default="demo_output",
                    help="folder for demo.json and demo.png, or demo_quick.json and demo_quick.png with --quick "
                         "(default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--quick", action="store_true", help="smaller sizes (a few seconds)")
     p.set_defaults(func=_cmd_demo)
 
@@ -259,7 +270,7 @@ def build_parser():
     p.add_argument("--quick", action="store_true", help="tiny configuration (pipeline check, under a minute)")
     p.add_argument("--out", default=None, help="results root (default: $ORBITKERNELS_RESULTS or ./results)")
     p.add_argument("--no-resume", action="store_true", help="recompute cells finished by an interrupted run")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--download", action="store_true",
                    help="download missing datasets (default: never touch the network; experiments whose data are "
                         "missing are skipped)")
