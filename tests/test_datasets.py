@@ -395,6 +395,10 @@ def test_rotate_images_matches_scipy():
     np.testing.assert_array_equal(out[0], images[0])
     # a quarter turn of a square grid about its centre is an exact pixel permutation
     np.testing.assert_allclose(D.rotate_images(images[:1], [np.pi / 2])[0], np.rot90(images[0], 1), atol=1e-5)
+    with pytest.raises(ValueError, match="chunk_size must be >= 1; got 0"):
+        D.rotate_images(images, angles, chunk_size=0)
+    with pytest.raises(TypeError, match="chunk_size must be an integer"):
+        D.rotate_images(images, angles, chunk_size=2.5)
 
 
 def test_make_rotated_mnist_protocol():
@@ -486,6 +490,9 @@ def test_coulomb_matrices_padding_batch_and_errors():
         D.coulomb_matrices(Z, R[:4])
     with pytest.raises(ValueError, match="whole"):
         D.coulomb_matrices(Z + 0.5, R)
+    # a chunk of no molecules was range()'s "arg 3 must not be zero"
+    with pytest.raises(ValueError, match="chunk_size must be >= 1; got 0"):
+        D.coulomb_matrices(Z, R, chunk_size=0)
 
 
 def tiny_qm7(n=10, n_atoms=7, seed=0):
@@ -609,6 +616,10 @@ def test_fsdd_archive(home, monkeypatch):
         D.fsdd_split(b, test_speakers=("carol",))
     with pytest.raises(ValueError, match="empty"):
         D.fsdd_split(b, test_speakers=("anna", "bob"))
+    with pytest.raises(TypeError, match="bunch must be what load_fsdd.. returns .*got str"):
+        D.fsdd_split("official")  # the scheme passed as the bunch: named, not "string indices must be integers"
+    with pytest.raises(ValueError, match="scheme must be 'speaker' or 'official'; got 'nosuch'"):
+        D.fsdd_split(b, "nosuch")
 
 
 def test_fsdd_npz(home, monkeypatch):

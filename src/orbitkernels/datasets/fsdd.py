@@ -121,6 +121,11 @@ def fsdd_split(bunch, scheme="speaker", test_speakers=("theo", "yweweler")):
     scheme="speaker": unseen speakers; the recordings of ``test_speakers`` are the
     test set and those of every other speaker the training set.
     """
+    from collections.abc import Mapping
+
+    if not isinstance(bunch, Mapping) or not {"index", "speaker"} <= set(bunch):
+        raise TypeError(f"bunch must be what load_fsdd() returns (a mapping with 'index' and 'speaker'); "
+                        f"got {type(bunch).__name__}")
     if scheme == "official":
         test = np.asarray(bunch["index"]) <= 4
     elif scheme == "speaker":

@@ -76,6 +76,7 @@ def coulomb_matrices(Z, R, unit="angstrom", *, chunk_size=1024) -> np.ndarray:
     """
     if unit not in ("angstrom", "bohr"):
         raise ValueError(f"unit must be 'angstrom' or 'bohr'; got {unit!r}")
+    chunk_size = check_int(chunk_size, "chunk_size", min_value=1)
     Zf, R, single = _as_batch(Z, R)
     if unit == "angstrom":
         R = R / BOHR_IN_ANGSTROM

@@ -37,6 +37,7 @@ def rotate_images(images, angles, *, chunk_size=2048) -> np.ndarray:
     order=1, mode="grid-constant")`` for each image, but vectorised over images
     (62,000 MNIST digits take a few seconds on one core).  Returns float32.
     """
+    chunk_size = check_int(chunk_size, "chunk_size", min_value=1)
     images = np.asarray(images)
     angles = np.asarray(angles, dtype=np.float64)
     if images.ndim != 3:
