@@ -204,3 +204,40 @@ def test_dual_leave_one_out_is_exact_where_the_ridge_interpolates(seed):
         brute = np.array([Y[j] - Ridge(alpha=a, solver="svd").fit(np.delete(X, j, 0), np.delete(Y, j, 0))
                           .predict(X[j:j + 1])[0] for j in range(len(X))])
         np.testing.assert_allclose(path.loo_residuals(i), brute, atol=0.02 * np.abs(brute).max())
+
+
+def test_ridge_path_refuses_bad_input_by_name():
+    """RidgePath took an empty, negative or NaN α grid, NaN targets and a target of the wrong length (numpy's
+    'cannot reshape array of size 5') without a word; each is now an error naming what is wrong."""
+    from sklearn.exceptions import NotFittedError
+
+    rng = np.random.RandomState(6)
+    X, y = rng.randn(30, 5), rng.randn(30)
+    for alphas in ([], [-1.0], [np.nan], [1.0, np.inf], [[1.0, 2.0]], "abc"):
+        with pytest.raises(ValueError, match="alphas must be a non-empty 1-D sequence of finite numbers >= 0"):
+            RidgePath(alphas)
+    RidgePath([0.0]).fit(X, y)  # α = 0: the minimum-norm solution, allowed
+    with pytest.raises(ValueError, match="Y contains NaN"):
+        RidgePath(ALPHAS).fit(X, np.where(y > 0, np.nan, y))
+    with pytest.raises(ValueError, match=r"Y must be \(n,\) or \(n, k\) with n = 30 rows .* got shape \(5,\)"):
+        RidgePath(ALPHAS).fit(X, y[:5])
+    with pytest.raises(TypeError, match="Y must hold real numbers .*encode class labels"):
+        RidgePath(ALPHAS).fit(X, np.where(y > 0, "a", "b"))
+    with pytest.raises(ValueError, match="X contains NaN"):
+        RidgePath(ALPHAS).fit(np.where(X > 1, np.nan, X), y)
+    with pytest.raises(ValueError, match="K must be a square Gram matrix"):
+        RidgePath(ALPHAS).fit_gram(X @ X[:10].T, y)
+    with pytest.raises(NotFittedError, match="before predict"):
+        RidgePath(ALPHAS).predict(X)
+    path = RidgePath(ALPHAS).fit(X, y)
+    with pytest.raises(ValueError, match="X must be 2-D with 5 features; got shape \\(2, 4\\)"):
+        path.predict(X[:2, :4])
+    with pytest.raises(ValueError, match="X contains NaN or inf"):
+        path.predict(np.full((2, 5), np.inf))
+    with pytest.raises(ValueError, match="predict_gram needs a dual solution"):
+        path.predict_gram(X[:2] @ X.T)
+    gram = RidgePath(ALPHAS).fit_gram(X @ X.T, y)
+    with pytest.raises(ValueError, match="fitted on a Gram matrix .* predict_gram"):
+        gram.predict(X[:2])
+    with pytest.raises(ValueError, match="K_new must be 2-D with 30 columns"):
+        gram.predict_gram(X[:2] @ X[:29].T)

@@ -175,9 +175,13 @@ def _block_errors(X, Y, offset, encode, solution, task, holdout):
     if holdout is not None:
         m = holdout_mask(offset, len(X), *holdout)
         X, Y = X[m], Y[m]
-    with np.errstate(invalid="ignore", over="ignore"):
-        err = _errors(solution, X, Y, task)
-    return np.concatenate([err, [len(X), _nonfinite(X), _nonfinite(Y)]])
+    bad_x, bad_y = _nonfinite(X), _nonfinite(Y)
+    if bad_x:  # RidgePath.predict refuses such rows; the count is reported after the reduction, as in fit
+        err = np.full(len(solution.alphas), np.nan)
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = _errors(solution, X, Y, task)
+    return np.concatenate([err, [len(X), bad_x, bad_y]])
 
 
 def _sum_arrays(parts):
