@@ -232,10 +232,15 @@ def test_group_act_keeps_float32():
     (lambda: Discrete([1.0, np.nan]), "values must be finite"),
     (lambda: Discrete([1.0, 2.0], weights=[1.0]), "weights must be 2"),
     (lambda: Discrete([1.0, 2.0], weights=[1.0, -1.0]), "weights must be 2 non-negative"),
+    (lambda: Discrete([[1.0, 2.0], [3.0, 4.0]]), r"1-D sequence; got an array of shape \(2, 2\)"),
 ])
 def test_distributions(make, match):
     with pytest.raises(ERR, match=match):
         make()
+
+
+def test_discrete_weights_are_relative():
+    assert Discrete([1.0, 2.0], weights=[1, 3]).weights == (0.25, 0.75)
 
 
 @pytest.mark.parametrize("dist", [Uniform(0, 1), LogUniform(1, 2), VonMises(1.0), Normal(1.0), LogNormal(1.0),

@@ -247,10 +247,21 @@ class LogNormal(Distribution):
 
 
 class Discrete(Distribution):
-    """A finite set of parameter values with optional probabilities."""
+    """A finite set of parameter values with optional probabilities.
+
+    Parameters
+    ----------
+    values : 1-D sequence of finite numbers
+    weights : 1-D sequence of non-negative numbers, one per value, optional
+        Relative weights: they are divided by their sum (the attribute ``weights`` holds the probabilities), so
+        ``[1, 3]`` means ``[0.25, 0.75]``. None: uniform.
+    """
 
     def __init__(self, values, weights=None):
-        values = np.asarray(values, dtype=float).ravel()
+        given = np.asarray(values, dtype=float)
+        if given.ndim > 1:
+            raise ValueError(f"Discrete values must be a 1-D sequence; got an array of shape {given.shape}")
+        values = given.ravel()
         if values.size == 0:
             raise ValueError("Discrete needs at least one value")
         if not np.isfinite(values).all():
