@@ -717,3 +717,14 @@ def test_orthogonal_frequencies_keep_the_gaussian_law_and_lower_the_kernel_estim
     assert est["orthogonal"].std() < 0.8 * est["gaussian"].std()
     with pytest.raises(ValueError, match="frequencies='sobol'"):
         WideLayer2(F, 4, 0, frequencies="sobol")
+
+
+def test_qm7_fold_scores_by_hand():
+    """The fold summary the QM7 probes record: RMSE, MAE and the molecule with the largest |error|, by hand."""
+    err = np.array([1.0, -3.0, 2.0])
+    test = np.array([7, 2, 5])  # molecule indices of the fold
+    y = np.arange(10) * -100.0
+    n_atoms = np.arange(10) + 3
+    got = raj2017._qm7_fold_scores(err, test, y, n_atoms)
+    assert got == {"rmse": pytest.approx(np.sqrt(14 / 3)), "mae": pytest.approx(2.0), "worst_atoms": 5,
+                   "worst_energy": -200.0, "worst_error": -3.0}

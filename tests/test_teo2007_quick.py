@@ -165,8 +165,10 @@ def test_spam_side_attack_edits_the_spam_only(sparse):
     spam = y == 1
     for name, (mode, side) in teo2007.ATTACKS.items():
         lu = {} if mode == "drop" else {"l": 0.5, "u": 2.0}
-        full = worst_case_attack(model, X, 2, mode=mode, y=y, **lu)
-        expect = np.where(spam[:, None], full, X) if side == "spam" else full
+        # message by message, not the implementation's masked batch: an attacked message is its own attack,
+        # a ham message under a spam-side attack the clean row
+        expect = np.vstack([worst_case_attack(model, X[i:i + 1], 2, mode=mode, y=y[i:i + 1], **lu)
+                            if side != "spam" or spam[i] else X[i:i + 1] for i in range(len(X))])
         s = model.decision_function(expect)
         assert ev[name]["2"]["auc"] == pytest.approx(roc_auc_score(y, s))
         np.testing.assert_array_equal(correct[name]["2"], model.classes_[(s > 0).astype(int)] == y)

@@ -60,8 +60,8 @@ ROW_FOLD = 1  # the outer fold a row is recomputed on, unless its entry names it
 def worst(err, test, n_atoms, y):
     """The test fold's worst molecule and the fold's RMSE without it."""
     i = int(np.argmax(np.abs(err)))
-    return {"rmse": float(np.sqrt(np.mean(err ** 2))), "rmse_without_worst": float(np.sqrt(np.mean(np.delete(err, i) ** 2))),
-            "worst_atoms": int(n_atoms[test[i]]), "worst_energy": float(y[test[i]]), "worst_error": float(err[i]),
+    return {**raj2017._qm7_fold_scores(err, test, y, n_atoms),
+            "rmse_without_worst": float(np.sqrt(np.mean(np.delete(err, i) ** 2))),
             "second_error": float(np.sort(np.abs(err))[-2])}
 
 

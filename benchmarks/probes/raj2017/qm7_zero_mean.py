@@ -61,9 +61,7 @@ ROWS = {"lgika_rf|20000": ("LGIKA (RF)", 10.82),
 
 
 def _scores(err, test, y, n_atoms, methane):
-    i = int(np.argmax(np.abs(err)))
-    return {"rmse": float(np.sqrt(np.mean(err ** 2))), "mae": float(np.mean(np.abs(err))),
-            "worst_atoms": int(n_atoms[test[i]]), "worst_energy": float(y[test[i]]), "worst_error": float(err[i]),
+    return {**raj2017._qm7_fold_scores(err, test, y, n_atoms),
             "methane_error": float(err[test == methane][0]) if methane in test else None}
 
 

@@ -662,6 +662,15 @@ def _qm7_row_cell(data, key, k, factors, with_pred=False, fit_intercept=True):
                              with_pred=with_pred, fit_intercept=fit_intercept)
 
 
+def _qm7_fold_scores(err, test, y, n_atoms):
+    """A QM7 test fold's RMSE, MAE and worst molecule (its atom count, energy and error) from the errors ``err`` on
+    the molecules ``test``; what the probes that recompute a row's folds record for each fold."""
+    err = np.asarray(err, dtype=np.float64)
+    i = int(np.argmax(np.abs(err)))
+    return {"rmse": float(np.sqrt(np.mean(err ** 2))), "mae": float(np.mean(np.abs(err))),
+            "worst_atoms": int(n_atoms[test[i]]), "worst_energy": float(y[test[i]]), "worst_error": float(err[i])}
+
+
 def _qm7_krr_gram(data, m):
     """The kernel of exact kernel ridge row ``m``: ``gram(rows, cols, factor)``, its matrix between two sets of
     molecules at γ = factor / the row's distance scale (Gaussian or Laplacian; the Rand-Coulomb orbit kernel for an
@@ -767,9 +776,9 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
 
     # the exact Gaussian hyperkernel on a row's first layer, then the 2nd RF layer at the paper's width
     hyper = on_first_layers("layer2_exact", "hyper", lambda *a: _qm7_hyper_cell(data, *a))
-    wide = on_first_layers("layer2_paper", "wide", lambda *a: _qm7_wide_cell(data, *a))
-    orth = on_first_layers("layer2_orthogonal", "orf",
-                           lambda *a: _qm7_wide_cell(data, *a, part="layer2_orthogonal"))
+    # the 2nd RF layers at the paper's width, i.i.d. ("wide|") then orthogonal ("orf|") frequencies
+    wide, orth = [on_first_layers(part, prefix, lambda *a, part=part: _qm7_wide_cell(data, *a, part=part))
+                  for prefix, part in _LAYER2_PREFIX_PARTS.items()]
     rows = _qm7_rows(cells, cfg, hyper, wide, orth)
     heads = _qm7_headlines(rows, cfg, beyond)
     notes = _qm7_notes(cname, cfg, data.folds_source, skipped)
