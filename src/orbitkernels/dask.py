@@ -262,7 +262,9 @@ def decision_dask(X, coef, intercept, n_features_in, estimator_name):
                          f"{n_features_in} features as input")
     X = _as_row_chunked(X)
     k = coef.shape[1]
-    state = _ship((coef, intercept), "delayed")
+    # a list, not a tuple: a graph value that is a tuple starting with an array breaks the slice optimisation of
+    # dask 2024.1, the oldest the extras allow ("truth value of an array ... is ambiguous" at the first compute)
+    state = _ship([coef, intercept], "delayed")
     return X.map_blocks(_decision_block, state, dtype=np.float64,
                         chunks=(X.chunks[0], (k,)), meta=np.empty((0, k)))
 

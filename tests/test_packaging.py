@@ -1,0 +1,59 @@
+"""pyproject.toml's lower bounds are versions the test suite has passed on: .ci/run installs the library and its
+test extras against .ci/oldest.txt (every lower bound, exactly) and runs the suite there too. This test keeps the
+two files in step, so that raising a bound without moving the pin (or the reverse) fails here, not on a user's
+machine. (scikit-learn >= 1.3 was declared while the code imported ``validate_data``, new in 1.6: an install next
+to scikit-learn 1.5 kept 1.5 and ``import orbitkernels.features`` failed.)"""
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: pinned in .ci/oldest.txt without a bound of their own: distributed comes with dask's [distributed] extra
+#: and is pinned to dask's version
+COMPANIONS = {"distributed": "dask"}
+#: extras whose bounds the oldest run does not cover (the docs build, and torch's GPU/CPU wheels of 2.0)
+UNTESTED_EXTRAS = {"docs", "torch"}
+
+
+def _version(text):
+    parts = [int(p) for p in text.split(".")]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def _bounds():
+    """{distribution: lower bound} of the dependencies and the extras the oldest run covers."""
+    text = (ROOT / "pyproject.toml").read_text()
+    deps = re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M).group(1)
+    extras = re.search(r"^\[project\.optional-dependencies\]\n(.*?)(?=^\[)", text, re.S | re.M).group(1)
+    blocks = [deps] + [body for name, body in re.findall(r"^(\w+) = \[(.*?)\]\s*$", extras, re.S | re.M)
+                       if name not in UNTESTED_EXTRAS]
+    out = {}
+    for block in blocks:
+        for name, low in re.findall(r'"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?>=([0-9.]+)"', block):
+            out[name.lower()] = _version(low)
+    return out
+
+
+def _pins():
+    out = {}
+    for line in (ROOT / ".ci" / "oldest.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = line.split("==")
+            out[name.strip().lower()] = _version(version.strip())
+    return out
+
+
+def test_every_lower_bound_is_pinned_for_the_oldest_run():
+    bounds, pins = _bounds(), _pins()
+    assert {"numpy", "scipy", "scikit-learn", "threadpoolctl", "dask", "numba", "pytest"} <= set(bounds)
+    assert {n: pins.get(n) for n in bounds} == bounds  # each bound pinned at exactly that version
+    extra = set(pins) - set(bounds)
+    assert extra <= set(COMPANIONS), f"pinned without a bound in pyproject.toml: {sorted(extra - set(COMPANIONS))}"
+    for companion, of in COMPANIONS.items():
+        assert pins[companion] == pins[of]
+
+
+def test_ci_runs_the_suite_against_the_oldest_pins():
+    run = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r"pip install .*-c \.ci/oldest\.txt \"\.\[test\]\"", run)
+    assert re.search(r"\.venv-oldest/bin/python -m pytest", run)
