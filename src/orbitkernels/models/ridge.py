@@ -68,6 +68,14 @@ def centre_gram(K_train, K_new=None):
     return Kc, K_new - col[None, :] - K_new.mean(axis=1, keepdims=True) + tot
 
 
+def _real(A, name, hint=""):
+    """``A`` as an array of real numbers (any real or boolean dtype, not converted), else a TypeError naming it."""
+    A = np.asarray(A)
+    if not (np.issubdtype(A.dtype, np.number) or A.dtype == bool) or np.iscomplexobj(A):
+        raise TypeError(f"{name} must hold real numbers{hint}; got dtype {A.dtype}")
+    return A
+
+
 class RidgePath:
     """Ridge ``||Y - ΦW - 1bᵀ||² + α||W||²`` for every α of ``alphas``, multi-output.
 
@@ -90,10 +98,7 @@ class RidgePath:
 
     # ------------------------------------------------------------------ construction
     def _targets(self, Y, n):
-        Y = np.asarray(Y)
-        if not (np.issubdtype(Y.dtype, np.number) or Y.dtype == bool) or np.iscomplexobj(Y):
-            raise TypeError(f"Y must hold real numbers (regression targets; encode class labels as numbers "
-                            f"first); got dtype {Y.dtype}")
+        Y = _real(Y, "Y", " (regression targets; encode class labels as numbers first)")
         if Y.ndim not in (1, 2) or Y.shape[0] != n:
             raise ValueError(f"Y must be (n,) or (n, k) with n = {n} rows as the data; got shape {Y.shape}")
         Y = np.asarray(Y, dtype=np.float64)
@@ -191,9 +196,7 @@ class RidgePath:
     @staticmethod
     def _new_rows(X, width, name, what):
         """New rows checked without a float64 copy of them all (predict converts them a block at a time)."""
-        X = np.asarray(X)
-        if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool) or np.iscomplexobj(X):
-            raise TypeError(f"{name} must hold real numbers; got dtype {X.dtype}")
+        X = _real(X, name)
         if X.ndim != 2 or X.shape[1] != width:
             raise ValueError(f"{name} must be 2-D with {width} {what}; got shape {X.shape}")
         if not all_finite(X):
