@@ -221,7 +221,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         m, s = int(self.n_wavevectors), int(self.n_components)
         # the smallest molecule _rows_per_chunk counts (one atom, one channel), before anything is drawn
         r = 1 if self.n_group_samples is None else int(self.n_group_samples)
-        check_budget(type(self).__name__, (6 * r * m + 2 * r * s) * 4, self.max_memory_mb,
+        check_budget(type(self).__name__, 4 * self._row_values(1, 1, r, m, s), self.max_memory_mb,
                      f"{m} wavevectors and {s} templates" + (
                          "" if self.n_group_samples is None else f" x n_group_samples={r} rotations"),
                      "lower n_group_samples, n_wavevectors or n_components, or raise max_memory_mb")
@@ -271,14 +271,17 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
                 outs[g][sl] = F
         return outs
 
+    def _row_values(self, a, c, r, m, s):
+        """Working values of one molecule of ``a`` atoms and ``c`` channels (r rotations, m wavevectors, s templates),
+        output excluded: the structure factors, their rotated copies and the projections."""
+        if self.centres == "molecule":
+            return 2 * a * r * m + 4 * c * r * m + 2 * r * s
+        return 2 * a * r * m + 6 * c * a * r * m + a * a * c + 2 * a * r * s
+
     def _rows_per_chunk(self, a, n_scales, itemsize):
         r, m, s = len(self.group_elements_), self.wavevectors_.shape[0], self.templates_.shape[0]
         c = self.templates_.shape[1] // (2 * m)
-        if self.centres == "molecule":
-            per_row = (2 * a * r * m + 4 * c * r * m + 2 * r * s) * itemsize
-        else:
-            per_row = (2 * a * r * m + 6 * c * a * r * m + a * a * c + 2 * a * r * s) * itemsize
-        per_row += n_scales * self._n_features_out * itemsize
+        per_row = (self._row_values(a, c, r, m, s) + n_scales * self._n_features_out) * itemsize
         rows = int(float(self.max_memory_mb) * 2**20 // per_row)
         if rows < 1:
             raise ValueError(f"max_memory_mb={self.max_memory_mb} is smaller than one molecule needs "

@@ -141,7 +141,7 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
             if self.n_group_samples is not None:
                 # the smallest block _blocks can make (the single sum's), before the elements are drawn
                 r, d = int(self.n_group_samples), 1 if X is None else X.shape[1]
-                check_budget(type(self).__name__, (2 * d + 2 * r * d + 3 * r) * 8, self.max_memory_mb,
+                check_budget(type(self).__name__, 8 * sum(self._row_terms(d, r, True)), self.max_memory_mb,
                              f"n_group_samples={r} transformed copies of a row and their kernel values",
                              "lower n_group_samples or raise max_memory_mb")
             used, E, w = resolve_elements(group, self.n_group_samples, check_random_state(self.random_state),
@@ -213,6 +213,11 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
                 del GY
         return K
 
+    @staticmethod
+    def _row_terms(d, r, single_sum):
+        """Float64 values per X row, per Y row and per (X row, Y row) pair of a block (see :meth:`_blocks`)."""
+        return (2 * d if single_sum else 2 * r * d), 2 * r * d, 3 * (r if single_sum else r * r)
+
     def _blocks(self, nx, ny, d, r):
         """Rows of X and of Y per block, the largest product within ``max_memory_mb``.
 
@@ -221,9 +226,7 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         the ~3 temporaries of a scikit-learn pairwise kernel (distances, products).
         """
         budget = float(self.max_memory_mb) * 2**20 / 8
-        ax = 2 * d if self.single_sum_ else 2 * r * d
-        ay = 2 * r * d
-        c = 3 * (r if self.single_sum_ else r * r)
+        ax, ay, c = self._row_terms(d, r, self.single_sum_)
         best = None
         cands = sorted({ny, *(min(ny, 2**k) for k in range(max(1, ny.bit_length()) + 1))})
         for by in cands:
