@@ -440,3 +440,71 @@ def test_distributed_ridge_bad_input():
             m.DistributedRidge(**params).fit(GOOD, y)
     with pytest.raises(ERR, match="NaN"):
         m.DistributedRidge(alphas=[1.0]).fit(BAD_X[0][1], y)
+
+
+def _svc_data():
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 16))
+    return X, (X[:, :4].sum(1) > X[:, 4:8].sum(1)).astype(int)
+
+
+@pytest.mark.parametrize("solver", ["column_generation", "pegasos"])
+def test_invariant_svc_refuses_a_sampled_set_too_large_before_drawing_it(solver):
+    """n_transformations=10**9 sampled shifts would draw a billion group elements and then copy every row a
+    billion times (a process killed for memory); fit refuses it from the counts alone."""
+    import tracemalloc
+
+    from orbitkernels.groups import ImageTranslation, Normal
+    from orbitkernels.models import InvariantSVC
+
+    X, y = _svc_data()
+    kernel = "linear" if solver == "pegasos" else "rbf"
+    est = InvariantSVC(transformations=ImageTranslation((4, 4), shift=Normal(1.0)), n_transformations=10**9,
+                       solver=solver, kernel=kernel)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"n_transformations=1000000000 sampled elements would make up to "
+                                             r"40,000,000,040 transformed copies of the 40 rows \(16 features\), "
+                                             r"[0-9,.]+ MB, more than max_memory_mb=4096(\.0)?; use fewer"):
+            est.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, peak
+
+
+@pytest.mark.parametrize("solver", ["column_generation", "pegasos"])
+def test_invariant_svc_budget_counts_the_copies_of_a_finite_set(solver):
+    """40 rows x (identity + 3 shifts) x 16 features: 160 copies of 128 bytes, and column generation's float64
+    kernel-precision copy and scores beside them (16 x 8 + 2 x 8 per copy); just below is refused, and Pegasos,
+    which holds nothing else, accepts the bound itself."""
+    from orbitkernels.models import InvariantSVC
+
+    X, y = _svc_data()
+    per_copy = 16 * 8 if solver == "pegasos" else 16 * 8 + 16 * 8 + 2 * 8
+    bound_mb = 160 * per_copy / 2**20
+    kernel = "linear" if solver == "pegasos" else "rbf"
+    trans = [lambda Z, s=s: np.roll(Z, s, axis=1) for s in (1, 2, 3)]
+    with pytest.raises(ValueError, match=r"the invariance set makes 160 transformed copies of the 40 rows"):
+        InvariantSVC(transformations=trans, solver=solver, kernel=kernel, max_iter=2,
+                     max_memory_mb=bound_mb * 0.99).fit(X, y)
+    if solver == "pegasos":
+        InvariantSVC(transformations=trans, solver=solver, kernel=kernel, max_iter=2,
+                     max_memory_mb=bound_mb).fit(X, y)
+
+
+def test_invariant_svc_kernel_cache_outgrowing_the_budget_is_an_error():
+    """Column generation caches one kernel column per added vector against every copy: a budget that holds the
+    copies but not that cache stops the fit with an error naming the cache, instead of growing past it."""
+    from orbitkernels.models import InvariantSVC
+
+    X, y = _svc_data()
+    trans = [lambda Z, s=s: np.roll(Z, s, axis=1) for s in (1, 2, 3)]
+    copies_mb = 160 * (16 * 8 + 16 * 8 + 2 * 8) / 2**20
+    cache_mb = 160 * 20 * 8 / 2**20  # room for 20 cached columns: the first pass adds 40 vectors
+    with pytest.raises(ValueError, match=r"kernel cache of 160 transformed copies against 40 added vectors needs "
+                                         r"0\.05 MB, more than max_memory_mb=.* leaves; use fewer"):
+        InvariantSVC(transformations=trans, max_memory_mb=copies_mb + cache_mb).fit(X, y)
+    full = InvariantSVC(transformations=trans).fit(X, y)
+    roomy = InvariantSVC(transformations=trans, max_memory_mb=copies_mb + 10 * cache_mb).fit(X, y)
+    np.testing.assert_array_equal(full.dual_coef_, roomy.dual_coef_)  # a tight cache changes no result

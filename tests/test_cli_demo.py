@@ -87,6 +87,18 @@ def test_fft_benchmark_quick_runs_and_agrees_with_the_direct_path(tmp_path):
     assert rec["summary"] in render_markdown(tmp_path, quick=True)
 
 
+def test_invariant_svm_benchmark_quick_runs_and_its_two_paths_agree(tmp_path):
+    """The Invar-SVM benchmark (no data needed): both QP paths fitted, their models identical, the summary on the
+    performance page."""
+    from orbitkernels.bench import render_markdown, run_benchmarks
+
+    rec = run_benchmarks(["invariant_svm"], quick=True, out_dir=tmp_path)["invariant_svm"]
+    (row,) = rec["results"]["per_k"]
+    assert row["identical"] and row["passes"] >= 1 and set(row["fit_s"]) == {"direct", "qpsolvers"}
+    assert "identical models" in rec["summary"]
+    assert rec["summary"] in render_markdown(tmp_path, quick=True)
+
+
 def test_rotation_benchmark_quick_runs_and_places_the_default_under_its_floors(tmp_path):
     """The rotation benchmark's bounds: the floor with the per-frequency GEMM is below the one without it, and the
     default estimator, which does that work and more, is not far above it (timing noise aside)."""

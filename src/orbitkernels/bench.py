@@ -34,6 +34,9 @@ rotated_mnist_full     Raj's Rotated MNIST configuration (62k images, s=7k,
                        r=100 von Mises rotations, polar path): wall time of
                        features + ridge fit and test accuracy, measured in full
                        (quick: on a fraction, extrapolated and labelled so)
+invariant_svm          Invar-SVM (Teo Algorithm 1) fit time on 8x8 digits with
+                       K sampled shifts: block QPs through clarabel directly vs
+                       through qpsolvers, and that both fits are identical
 =====================  ==========================================================
 
 ``run_benchmarks(names=None, quick=False, out_dir=None) -> dict`` runs them;
@@ -971,6 +974,53 @@ def bench_rotated_mnist_full(quick=False):
     return out
 
 
+# --------------------------------------------------------------------------- 7
+def bench_invariant_svm(quick=False):
+    """Invar-SVM (Teo Algorithm 1) fit time: block QPs through clarabel directly vs through qpsolvers.
+
+    scikit-learn's 8x8 digits (no download), pixels in [0, 1], sampled shifts ``ImageTranslation(shift=Normal(1))``
+    as the invariance set (K transformations + the identity), the estimator's defaults otherwise. Each K fits
+    once per path, interleaved; the two fits must agree to the bit (the same QPs reach clarabel either way).
+    """
+    import warnings
+
+    from sklearn.datasets import load_digits
+    from sklearn.exceptions import ConvergenceWarning
+
+    from .groups import ImageTranslation, Normal
+    from .models import InvariantSVC, invariant_svm
+
+    n, ks = (60, (4,)) if quick else (200, (10, 50))
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:n] / 16.0, y[:n]
+
+    def fit(k, direct):
+        def run():
+            saved = invariant_svm._DIRECT_CLARABEL
+            invariant_svm._DIRECT_CLARABEL = direct
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    return InvariantSVC(transformations=ImageTranslation((8, 8), shift=Normal(1.0)),
+                                        n_transformations=k, random_state=0).fit(X, y)
+            finally:
+                invariant_svm._DIRECT_CLARABEL = saved
+        return run
+
+    rows = []
+    for k in ks:
+        times, models = _best_interleaved({"direct": fit(k, True), "qpsolvers": fit(k, False)}, repeat=1)
+        a, b = models["direct"], models["qpsolvers"]
+        rows.append({"n_transformations": k, "fit_s": times, "speedup": times["qpsolvers"] / times["direct"],
+                     "passes": int(a.n_iter_), "converged": bool(a.converged_), "constraints": int(a.n_constraints_),
+                     "identical": bool(np.array_equal(a.dual_coef_, b.dual_coef_)
+                                       and np.array_equal(a.support_vectors_, b.support_vectors_))})
+    return {"config": {"data": "sklearn load_digits, first rows", "n": n, "classes": 10,
+                       "transformations": "ImageTranslation((8, 8), shift=Normal(1.0)), sampled once",
+                       "solver": "column_generation, tol 1e-3, max_iter 100, clarabel"},
+            "per_k": rows}
+
+
 #: every variant tried on a benchmark's code path (issue #16): kept or reverted, and where it was measured
 #: (a key of the same results file, or a committed probe script)
 VARIANTS = {
@@ -1183,6 +1233,7 @@ BENCHMARKS = {
     "memory": bench_memory,
     "setup": bench_setup,
     "rotated_mnist_full": bench_rotated_mnist_full,
+    "invariant_svm": bench_invariant_svm,
 }
 
 
@@ -1310,6 +1361,11 @@ def summarize(name, res):
             return "; ".join(f"{c['case']}: fit {c['fit_s']:.2f} s + first transform {c['first_transform_s']:.2f} s, "
                              f"fitted {c['fitted_mb']:.0f} MiB, pickle {c['pickle_mb']:.1f} MiB{_was(c)}"
                              for c in res["cases"])
+        if name == "invariant_svm":
+            return "; ".join(f"K = {r['n_transformations']}: fit {r['fit_s']['direct']:.1f} s with clarabel directly vs "
+                             f"{r['fit_s']['qpsolvers']:.1f} s through qpsolvers ({r['speedup']:.1f}x; "
+                             f"{'identical' if r['identical'] else 'DIFFERENT'} models, {r['passes']} passes"
+                             f"{'' if r['converged'] else ', not converged'})" for r in res["per_k"])
         if name == "rotated_mnist_full":
             m = res["measured"]
             if "extrapolated_full" in res:

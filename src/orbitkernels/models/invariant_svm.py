@@ -28,7 +28,8 @@ Two solvers:
   sets ``S_i``; each pass finds, for every example, the most violating
   ``(s, y')`` (up to ``max_constraints_per_pass`` of them) and adds it when it
   exceeds ``xi_i + tol``; the dual restricted to the union of the working sets is
-  then re-optimised with a real QP solver (``qpsolvers``, clarabel by default),
+  then re-optimised with a real QP solver (clarabel by default, called directly;
+  any other solver of ``qpsolvers`` by name),
   warm-started from the previous ``alpha``: all at once when the union has at
   most ``qp_chunk_size`` variables, otherwise by exact block (decomposition)
   steps over the examples with the largest KKT violation. Stops when a pass
@@ -193,6 +194,50 @@ _QP_OPTIONS = {
 }
 
 
+# False: clarabel through qpsolvers' generic interface, the way before _clarabel_block (same
+# solutions; the benchmark and tests switch it off to compare)
+_DIRECT_CLARABEL = True
+
+
+def _clarabel_block(Q, q, local, h):
+    """``argmin 1/2 a'Qa + q'a`` s.t. ``a >= 0`` and, per block ``b``,
+    ``sum_{local[j] = b} a_j <= h_b``, solved by clarabel directly, or None.
+
+    The same problem, matrices and settings as ``qpsolvers.solve_qp(csc(Q), q,
+    G, h, lb=0, solver="clarabel")`` (constraints ``[G; -I] a <= [h; 0]`` in one
+    nonnegative cone), hence the same solution; without qpsolvers' generic
+    conversions, which cost ~8x clarabel's own solve on the small blocks of
+    Algorithm 1 (cProfile: 26 s of a 44 s fit, 100 rows x 30 sampled shifts).
+    """
+    import clarabel
+
+    n, nb = len(q), len(h)
+    # [G; -I] column by column: each variable's row of G (its block), then -1 on its own row
+    indices = np.empty(2 * n, dtype=np.int64)
+    indices[0::2] = local
+    indices[1::2] = nb + np.arange(n)
+    data = np.tile([1.0, -1.0], n)
+    A = sp.csc_matrix((data, indices, np.arange(0, 2 * n + 1, 2)), shape=(nb + n, n))
+    b = np.concatenate([h, -np.zeros(n)])
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    for key, value in _QP_OPTIONS["clarabel"].items():
+        setattr(settings, key, value)
+    if Q.all():  # the usual dense block: csc_matrix(Q)'s arrays without its COO round trip
+        P = sp.csc_matrix((Q.T.ravel(), np.tile(np.arange(n), n), np.arange(0, n * n + 1, n)), shape=(n, n))
+    else:
+        P = sp.csc_matrix(Q)
+    result = clarabel.DefaultSolver(P, q, A, b, [clarabel.NonnegativeConeT(nb + n)], settings).solve()
+    if result.status != clarabel.SolverStatus.Solved:
+        return None
+    return np.array(result.x)
+
+
+def _cache_dtype(n_cand):
+    """Kernel cache precision: float64 up to 4000 candidate rows, float32 beyond (half the memory)."""
+    return np.dtype(np.float64 if n_cand <= 4000 else np.float32)
+
+
 def _topk_per_group(values, group, n_groups, k):
     """Indices of the k largest values of each group (any order)."""
     order = np.lexsort((-values, group))
@@ -205,18 +250,28 @@ def _topk_per_group(values, group, n_groups, k):
 class _Growing:
     """Kernel cache: a Fortran-ordered array growing by columns (and rows when square)."""
 
-    def __init__(self, n_rows, square=False, dtype=np.float64):
+    def __init__(self, n_rows, square=False, dtype=np.float64, max_bytes=None, refuse=None):
         self.square = square
         self.n_rows = n_rows
         self.n = 0
         self.dtype = dtype
-        self._buf = np.zeros((64 if square else n_rows, 64), dtype=dtype, order="F")
+        # a cache above max_bytes is refused: refuse(n_cols, nbytes) raises the estimator's error
+        self.max_bytes, self.refuse = max_bytes, refuse
+        self._buf = np.zeros((0 if square else n_rows, 0), dtype=dtype, order="F")
+
+    def nbytes(self, n_cols):
+        return (n_cols if self.square else self._buf.shape[0]) * n_cols * np.dtype(self.dtype).itemsize
 
     def _reserve(self, n_new):
         cap = self._buf.shape[1]
         if n_new <= cap:
             return
-        new_cap = max(n_new, int(cap * 1.5))
+        new_cap = max(n_new, int(cap * 1.5), 64)
+        if self.max_bytes is not None:
+            if self.nbytes(n_new) > self.max_bytes:
+                self.refuse(n_new, self.nbytes(n_new))
+            while self.nbytes(new_cap) > self.max_bytes:  # less spare room near the budget
+                new_cap = max(n_new, (new_cap + n_new) // 2)
         rows = new_cap if self.square else self._buf.shape[0]
         buf = np.zeros((rows, new_cap), dtype=self.dtype, order="F")
         r = self.n if self.square else self._buf.shape[0]
@@ -323,7 +378,7 @@ class _WorkingSetDual:
 
     def solve_block(self, exs, yi, C, solver):
         """Exactly re-optimise the dual (6) over the working sets of examples ``exs``,
-        the other weights fixed (warm start), with a qpsolvers QP solver."""
+        the other weights fixed (warm start), with clarabel or a qpsolvers QP solver."""
         import qpsolvers
 
         exs = np.asarray(exs)
@@ -338,7 +393,9 @@ class _WorkingSetDual:
         Q /= scale
         q /= scale
         h = np.full(len(exs), float(C))
-        if solver == "clarabel":
+        if solver == "clarabel" and _DIRECT_CLARABEL:
+            a_new = _clarabel_block(Q, q, local, h)
+        elif solver == "clarabel":
             Gm = sp.csc_matrix((np.ones(len(B)), (local, np.arange(len(B)))), shape=(len(exs), len(B)))
             a_new = qpsolvers.solve_qp(sp.csc_matrix(Q), q, Gm, h, lb=np.zeros(len(B)), solver=solver,
                                        **_QP_OPTIONS.get(solver, {}))
@@ -433,13 +490,15 @@ class _FiniteCandidates:
         self.est, self.yi, self.m, self.nc = est, yi, X.shape[0], len(est.classes_)
         self.Xc, self.ex, _, self.ptr, self.D = est._candidates(X, yi)
         self.n_rows = n_cand = len(self.Xc)
-        dtype = np.float64 if n_cand <= 4000 else np.float32  # kernel cache precision
+        dtype = _cache_dtype(n_cand)
         self.Xk = self.Xc.astype(dtype)
         self.sq = np.einsum("ij,ij->i", self.Xk, self.Xk) if est._is_rbf() else None
         if self.sq is not None:
             m2 = max_sq_norm(self.Xc)
             check_rbf_precision(type(est).__name__, est._gamma, m2, m2, dtype)
-        self.K = _Growing(n_cand, dtype=dtype)  # cached kernel columns of V against every candidate
+        # cached kernel columns of V against every candidate, in what the copies leave of the budget
+        self.K = _Growing(n_cand, dtype=dtype, max_bytes=est.max_memory_mb * 2**20 - est._candidate_bytes(
+            n_cand, X.shape[1]), refuse=est._cache_refusal(n_cand))
         self.vec_of_cand = np.full(n_cand, -1, dtype=np.int64)
 
     def add_violators(self, dual, C, tol):
@@ -503,7 +562,7 @@ class _OracleCandidates:
     def __init__(self, est, X, yi):
         self.est, self.X, self.yi = est, X, yi
         self.cls_index = {c: k for k, c in enumerate(est.classes_.tolist())}
-        self.K = _Growing(0, square=True)
+        self.K = _Growing(0, square=True, max_bytes=est.max_memory_mb * 2**20, refuse=est._cache_refusal())
         self.Vdata = np.zeros((0, X.shape[1]))
         self.loss = np.zeros(X.shape[0])
 
@@ -683,6 +742,13 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None
         Example order of Pegasos.
     verbose : bool
+    max_memory_mb : float > 0
+        Memory the fit may hold: the transformed copies ``s(x_i)`` of every row
+        (all of them, as rows of X; and, for column generation, the kernel cache
+        of the candidates against the vectors added). A set that cannot fit is
+        refused at ``fit`` before the copies are made, and before a sampled
+        invariance set is drawn; a cache that outgrows what is left stops the fit
+        with an error naming its size.
 
     Attributes
     ----------
@@ -727,13 +793,14 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         "n_transformations": [count_constraint(), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
+        "max_memory_mb": [positive_real_constraint()],
     }
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  transformations=None, oracle=None, margin_scale=None, cost=None,
                  solver="column_generation", tol=1e-3, max_iter=100,
                  max_constraints_per_pass=1, batch_size=64, qp_solver=None, qp_chunk_size=300,
-                 random_state=None, verbose=False, n_transformations=None):
+                 random_state=None, verbose=False, n_transformations=None, max_memory_mb=4096.0):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -753,6 +820,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_transformations = n_transformations
         self.verbose = verbose
+        self.max_memory_mb = max_memory_mb
 
     # ------------------------------------------------------------------ utils
     def __sklearn_tags__(self):
@@ -836,6 +904,51 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         D = self._cost_table[yi[ex], tr]
         return Xc, ex, tr, ptr, D
 
+    def _planned_list_lengths(self):
+        """Per class, the length of its transformation list known before any is built: the
+        identity + ``n_transformations`` for a sampled infinite group (identity draws,
+        dropped later, included), else 1 (the identity alone: a lower bound)."""
+        def length(lst):
+            sampled = isinstance(lst, Group) and not lst.is_finite and self.n_transformations is not None
+            return 1 + int(self.n_transformations) if sampled else 1
+
+        t = self.transformations
+        if isinstance(t, dict):
+            return [length(t.get(c)) for c in self.classes_.tolist()]
+        return [length(t) for _ in self.classes_]
+
+    def _candidate_bytes(self, n_cand, d):
+        """Bytes the fit holds for ``n_cand`` transformed copies of ``d`` features: the copies
+        (float64), and for column generation their kernel-precision copy and scores F."""
+        if self.solver == "pegasos":
+            return n_cand * d * 8
+        return n_cand * (d * (8 + _cache_dtype(n_cand).itemsize) + len(self.classes_) * 8)
+
+    def _check_candidate_budget(self, counts, lengths, d, planned=False):
+        n_cand = int(np.dot(counts, np.asarray(lengths, dtype=np.int64)))
+        need = self._candidate_bytes(n_cand, d)
+        if need > float(self.max_memory_mb) * 2**20:
+            what = (f"n_transformations={self.n_transformations} sampled elements would make up to" if planned
+                    else "the invariance set makes")
+            raise ValueError(
+                f"InvariantSVC: {what} {n_cand:,} transformed copies of the {int(counts.sum()):,} rows "
+                f"({d} features), {need / 2**20:,.2f} MB, more than max_memory_mb={self.max_memory_mb}; use "
+                "fewer transformations or rows, or a larger max_memory_mb"
+            )
+
+    def _cache_refusal(self, n_rows=None):
+        """The error of a kernel cache that outgrows the budget (what the ``n_rows`` candidates leave
+        of it; ``None``: the oracle's square cache)."""
+        def refuse(n_cols, nbytes):
+            cache = (f"{n_cols:,} oracle vectors against each other" if n_rows is None else
+                     f"{n_rows:,} transformed copies against {n_cols:,} added vectors")
+            raise ValueError(
+                f"InvariantSVC: the kernel cache of {cache} needs {nbytes / 2**20:,.2f} MB, more than "
+                f"max_memory_mb={self.max_memory_mb} leaves; use fewer transformations or rows, a larger tol, "
+                "or a larger max_memory_mb"
+            )
+        return refuse
+
     def _build_cost_table(self):
         nc = len(self.classes_)
         T = max(len(lst) for lst in self._tlists)
@@ -864,8 +977,11 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         self._degree, self._coef0, self._kernel_fitted = int(self.degree), float(self.coef0), self.kernel
         self._G = self._margin_matrix()
         if self.oracle is None:
+            counts = np.bincount(yi, minlength=len(self.classes_))
+            self._check_candidate_budget(counts, self._planned_list_lengths(), X.shape[1], planned=True)
             self._tlists = _transformation_lists(self.transformations, self.classes_,
                                                  self.n_transformations, self.random_state)
+            self._check_candidate_budget(counts, [len(lst) for lst in self._tlists], X.shape[1])
             self._cost_table = self._build_cost_table()
         if self.solver == "pegasos":
             self._fit_pegasos(X, yi)
