@@ -475,13 +475,13 @@ def test_invariant_svc_refuses_a_sampled_set_too_large_before_drawing_it(solver)
 
 @pytest.mark.parametrize("solver", ["column_generation", "pegasos"])
 def test_invariant_svc_budget_counts_the_copies_of_a_finite_set(solver):
-    """40 rows x (identity + 3 shifts) x 16 features: 160 copies of 128 bytes, and column generation's float64
-    kernel-precision copy and scores beside them (16 x 8 + 2 x 8 per copy); just below is refused, and Pegasos,
-    which holds nothing else, accepts the bound itself."""
+    """40 rows x (identity + 3 shifts) x 16 features: 160 copies of 128 bytes with their example index and two
+    costs (8 + 2 x 8), and column generation's float64 kernel-precision copy and scores beside them (16 x 8 + 2 x 8
+    per copy); just below is refused, and Pegasos, which holds nothing else, accepts the bound itself."""
     from orbitkernels.models import InvariantSVC
 
     X, y = _svc_data()
-    per_copy = 16 * 8 if solver == "pegasos" else 16 * 8 + 16 * 8 + 2 * 8
+    per_copy = 16 * 8 + 8 + 2 * 8 + (0 if solver == "pegasos" else 16 * 8 + 2 * 8)
     bound_mb = 160 * per_copy / 2**20
     kernel = "linear" if solver == "pegasos" else "rbf"
     trans = [lambda Z, s=s: np.roll(Z, s, axis=1) for s in (1, 2, 3)]
@@ -500,7 +500,7 @@ def test_invariant_svc_kernel_cache_outgrowing_the_budget_is_an_error():
 
     X, y = _svc_data()
     trans = [lambda Z, s=s: np.roll(Z, s, axis=1) for s in (1, 2, 3)]
-    copies_mb = 160 * (16 * 8 + 16 * 8 + 2 * 8) / 2**20
+    copies_mb = 160 * (16 * 8 + 8 + 2 * 8 + 16 * 8 + 2 * 8) / 2**20
     cache_mb = 160 * 20 * 8 / 2**20  # room for 20 cached columns: the first pass adds 40 vectors
     with pytest.raises(ValueError, match=r"kernel cache of 160 transformed copies against 40 added vectors needs "
                                          r"0\.05 MB, more than max_memory_mb=.* leaves; use fewer"):
@@ -508,3 +508,34 @@ def test_invariant_svc_kernel_cache_outgrowing_the_budget_is_an_error():
     full = InvariantSVC(transformations=trans).fit(X, y)
     roomy = InvariantSVC(transformations=trans, max_memory_mb=copies_mb + 10 * cache_mb).fit(X, y)
     np.testing.assert_array_equal(full.dual_coef_, roomy.dual_coef_)  # a tight cache changes no result
+
+
+def test_invariant_svc_makes_its_copies_in_one_array():
+    """The budget counts the copies once: they are written in place into one array (the peak is that array,
+    one transformed block and the per-copy bookkeeping: example, transformation, costs), not gathered in a list,
+    stacked and reordered (three times the array)."""
+    import tracemalloc
+
+    from orbitkernels.models import InvariantSVC
+
+    X, y = _svc_data()
+    trans = [lambda Z, s=s: np.roll(Z, s, axis=1) for s in range(1, 21)]
+    est = InvariantSVC(transformations=trans, solver="pegasos", kernel="linear", max_iter=1).fit(X, y)
+    tracemalloc.start()
+    try:
+        Xc = est._candidates(X, y)[0]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert Xc.shape == (40 * 21, 16)
+    np.testing.assert_array_equal(Xc[21 * 5 + 3], np.roll(X[5], 3))  # example 5's third shift
+    assert peak < 1.5 * Xc.nbytes, (peak, Xc.nbytes)
+
+
+def test_invariant_svc_budget_without_sampling_names_the_set():
+    """Without a sampled group the refusal speaks of the set, not of n_transformations."""
+    from orbitkernels.models import InvariantSVC
+
+    X, y = _svc_data()
+    with pytest.raises(ValueError, match=r"the invariance set makes 40 transformed copies of the 40 rows"):
+        InvariantSVC(max_memory_mb=1e-3).fit(X, y)

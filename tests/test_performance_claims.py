@@ -22,3 +22,13 @@ def test_readme_cdf_pooling_claims_are_the_committed_measurements():
     assert m, "the README should state the fused CDF pooling's speed-up"
     assert float(m[1]) == round(probe["speedup_vs_numpy"]["fused"], 1)
     assert probe["features_identical"] is True
+
+
+def test_user_guide_invariant_svc_fit_times_are_the_committed_measurements():
+    guide = _flat((ROOT / "docs/user_guide.md").read_text())
+    rows = json.loads((ROOT / "results/bench/invariant_svm.json").read_text())["results"]["per_k"]
+    m = re.search(r"a fit takes (\d+) s with (\d+) shifts and (\d+) s with (\d+)", guide)
+    assert m, "the user guide should state InvariantSVC's measured fit times"
+    assert [(int(m[1]), int(m[2])), (int(m[3]), int(m[4]))] == [
+        (round(r["fit_s"]["direct"]), r["n_transformations"]) for r in rows]
+    assert all(r["identical"] for r in rows)

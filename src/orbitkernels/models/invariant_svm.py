@@ -886,43 +886,44 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         index, transformation index, example pointers and the cost table (n_cand, n_classes).
         """
         lists = self._tlists
-        parts, exs, trs = [], [], []
+        lengths = np.array([len(lst) for lst in lists])[yi]
+        ptr = np.concatenate(([0], np.cumsum(lengths)))
+        # written in place, example by example: one array of the copies (what the budget
+        # counts), not a list of blocks, their stack and its reordering
+        Xc = np.empty((int(ptr[-1]), X.shape[1]))
         for c in range(len(self.classes_)):
             idx = np.flatnonzero(yi == c)
             if idx.size == 0:
                 continue
             for t, T in enumerate(lists[c]):
-                parts.append(X[idx] if t == 0 else _apply(T, X[idx], f"{T!r}"))
-                exs.append(idx)
-                trs.append(np.full(idx.size, t))
-        Xc = np.vstack(parts)
-        ex = np.concatenate(exs)
-        tr = np.concatenate(trs)
-        order = np.lexsort((tr, ex))
-        Xc, ex, tr = Xc[order], ex[order], tr[order]
-        ptr = np.concatenate(([0], np.cumsum(np.bincount(ex, minlength=X.shape[0]))))
+                Xc[ptr[idx] + t] = X[idx] if t == 0 else _apply(T, X[idx], f"{T!r}")
+        ex = np.repeat(np.arange(X.shape[0]), lengths)
+        tr = np.arange(len(ex)) - ptr[ex]
         D = self._cost_table[yi[ex], tr]
         return Xc, ex, tr, ptr, D
 
     def _planned_list_lengths(self):
-        """Per class, the length of its transformation list known before any is built: the
-        identity + ``n_transformations`` for a sampled infinite group (identity draws,
-        dropped later, included), else 1 (the identity alone: a lower bound)."""
-        def length(lst):
-            sampled = isinstance(lst, Group) and not lst.is_finite and self.n_transformations is not None
-            return 1 + int(self.n_transformations) if sampled else 1
+        """Per class, a lower bound of its transformation list's length known before any is
+        drawn: the identity + ``n_transformations`` for a sampled infinite group (identity
+        draws, dropped later, included), else 1; None when no list is sampled."""
+        def sampled(lst):
+            return isinstance(lst, Group) and not lst.is_finite and self.n_transformations is not None
 
         t = self.transformations
-        if isinstance(t, dict):
-            return [length(t.get(c)) for c in self.classes_.tolist()]
-        return [length(t) for _ in self.classes_]
+        lists = [t.get(c) for c in self.classes_.tolist()] if isinstance(t, dict) else [t] * len(self.classes_)
+        if not any(sampled(lst) for lst in lists):
+            return None
+        return [1 + int(self.n_transformations) if sampled(lst) else 1 for lst in lists]
 
     def _candidate_bytes(self, n_cand, d):
         """Bytes the fit holds for ``n_cand`` transformed copies of ``d`` features: the copies
-        (float64), and for column generation their kernel-precision copy and scores F."""
+        (float64) with their example index and costs, and for column generation their
+        kernel-precision copy and scores F."""
+        nc = len(self.classes_)
+        held = n_cand * (d * 8 + 8 + nc * 8)
         if self.solver == "pegasos":
-            return n_cand * d * 8
-        return n_cand * (d * (8 + _cache_dtype(n_cand).itemsize) + len(self.classes_) * 8)
+            return held
+        return held + n_cand * (d * _cache_dtype(n_cand).itemsize + nc * 8)
 
     def _check_candidate_budget(self, counts, lengths, d, planned=False):
         n_cand = int(np.dot(counts, np.asarray(lengths, dtype=np.int64)))
@@ -978,7 +979,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         self._G = self._margin_matrix()
         if self.oracle is None:
             counts = np.bincount(yi, minlength=len(self.classes_))
-            self._check_candidate_budget(counts, self._planned_list_lengths(), X.shape[1], planned=True)
+            planned = self._planned_list_lengths()
+            if planned is not None:
+                self._check_candidate_budget(counts, planned, X.shape[1], planned=True)
             self._tlists = _transformation_lists(self.transformations, self.classes_,
                                                  self.n_transformations, self.random_state)
             self._check_candidate_budget(counts, [len(lst) for lst in self._tlists], X.shape[1])
