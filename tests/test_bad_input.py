@@ -465,7 +465,9 @@ def test_invariant_svc_refuses_a_sampled_set_too_large_before_drawing_it(solver)
     try:
         with pytest.raises(ValueError, match=r"n_transformations=1000000000 sampled elements would make up to "
                                              r"40,000,000,040 transformed copies of the 40 rows \(16 features\), "
-                                             r"[0-9,.]+ MB, more than max_memory_mb=4096(\.0)?; use fewer"):
+                                             r"[0-9,.]+ MB, more than the default budget of [0-9,]+ MB "
+                                             r"\(max_memory_mb=None: 3/4 of the [0-9,]+ MB of physical memory\); "
+                                             r"use fewer"):
             est.fit(X, y)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -503,10 +505,11 @@ def test_invariant_svc_kernel_cache_outgrowing_the_budget_is_an_error():
     copies_mb = 160 * (16 * 8 + 8 + 2 * 8 + 16 * 8 + 2 * 8) / 2**20
     cache_mb = 160 * 20 * 8 / 2**20  # room for 20 cached columns: the first pass adds 40 vectors
     with pytest.raises(ValueError, match=r"kernel cache of 160 transformed copies against 40 added vectors needs "
-                                         r"0\.05 MB, more than max_memory_mb=.* leaves; use fewer"):
+                                         r"0\.05 MB \(with the smaller cache it grows from\), more than max_memory_mb=.* leaves; "
+                                         r"use fewer"):
         InvariantSVC(transformations=trans, max_memory_mb=copies_mb + cache_mb).fit(X, y)
     full = InvariantSVC(transformations=trans).fit(X, y)
-    roomy = InvariantSVC(transformations=trans, max_memory_mb=copies_mb + 10 * cache_mb).fit(X, y)
+    roomy = InvariantSVC(transformations=trans, max_memory_mb=copies_mb + 30 * cache_mb).fit(X, y)
     np.testing.assert_array_equal(full.dual_coef_, roomy.dual_coef_)  # a tight cache changes no result
 
 
@@ -539,3 +542,31 @@ def test_invariant_svc_budget_without_sampling_names_the_set():
     X, y = _svc_data()
     with pytest.raises(ValueError, match=r"the invariance set makes 40 transformed copies of the 40 rows"):
         InvariantSVC(max_memory_mb=1e-3).fit(X, y)
+
+
+def test_invariant_svc_cache_counts_itself_twice_while_it_grows():
+    """Growing copies the filled columns into a larger array: both are held at that moment, and the budget
+    counts both (40 filled columns + 80 needed, of 10 rows of 8 bytes); within it, spare room shrinks to fit."""
+    from orbitkernels.models.invariant_svm import _Growing
+
+    def refuse(n_cols, nbytes):
+        raise ValueError(f"refused {n_cols} columns, {nbytes} bytes")
+
+    tight = _Growing(10, max_bytes=10 * 8 * (40 + 80) - 1, refuse=refuse)
+    tight.append_columns(np.ones((10, 40)))
+    with pytest.raises(ValueError, match="refused 80 columns, 9600 bytes"):
+        tight.append_columns(np.ones((10, 40)))
+    roomy = _Growing(10, max_bytes=10 * 8 * (40 + 80), refuse=refuse)
+    roomy.append_columns(np.ones((10, 40)))
+    roomy.append_columns(2 * np.ones((10, 40)))
+    assert roomy.buf.shape == (10, 80) and roomy._buf.shape[1] == 80  # no spare column past the budget
+    np.testing.assert_array_equal(roomy.buf[:, 40:], 2.0)
+
+
+def test_invariant_svc_default_budget_is_three_quarters_of_physical_memory():
+    from orbitkernels.models import InvariantSVC
+    from orbitkernels.models.invariant_svm import _physical_memory_bytes
+
+    assert InvariantSVC()._budget_bytes() == 0.75 * _physical_memory_bytes()
+    assert InvariantSVC(max_memory_mb=10)._budget_bytes() == 10 * 2**20
+    assert _physical_memory_bytes() > 2**28

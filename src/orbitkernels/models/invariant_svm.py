@@ -46,6 +46,7 @@ is always included) or as a worst-case ``oracle(model, x, y) -> (x', y')``
 """
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -233,6 +234,14 @@ def _clarabel_block(Q, q, local, h):
     return np.array(result.x)
 
 
+def _physical_memory_bytes():
+    """The machine's physical memory (8 GiB where the platform does not report it)."""
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return 8192.0 * 2**20
+
+
 def _cache_dtype(n_cand):
     """Kernel cache precision: float64 up to 4000 candidate rows, float32 beyond (half the memory)."""
     return np.dtype(np.float64 if n_cand <= 4000 else np.float32)
@@ -268,9 +277,11 @@ class _Growing:
             return
         new_cap = max(n_new, int(cap * 1.5), 64)
         if self.max_bytes is not None:
-            if self.nbytes(n_new) > self.max_bytes:
-                self.refuse(n_new, self.nbytes(n_new))
-            while self.nbytes(new_cap) > self.max_bytes:  # less spare room near the budget
+            # while it grows, the old cache (its filled columns) and the new one are both held
+            held = self.nbytes(self.n)
+            if held + self.nbytes(n_new) > self.max_bytes:
+                self.refuse(n_new, held + self.nbytes(n_new))
+            while held + self.nbytes(new_cap) > self.max_bytes:  # less spare room near the budget
                 new_cap = max(n_new, (new_cap + n_new) // 2)
         rows = new_cap if self.square else self._buf.shape[0]
         buf = np.zeros((rows, new_cap), dtype=self.dtype, order="F")
@@ -497,7 +508,7 @@ class _FiniteCandidates:
             m2 = max_sq_norm(self.Xc)
             check_rbf_precision(type(est).__name__, est._gamma, m2, m2, dtype)
         # cached kernel columns of V against every candidate, in what the copies leave of the budget
-        self.K = _Growing(n_cand, dtype=dtype, max_bytes=est.max_memory_mb * 2**20 - est._candidate_bytes(
+        self.K = _Growing(n_cand, dtype=dtype, max_bytes=est._budget_bytes() - est._candidate_bytes(
             n_cand, X.shape[1]), refuse=est._cache_refusal(n_cand))
         self.vec_of_cand = np.full(n_cand, -1, dtype=np.int64)
 
@@ -562,7 +573,7 @@ class _OracleCandidates:
     def __init__(self, est, X, yi):
         self.est, self.X, self.yi = est, X, yi
         self.cls_index = {c: k for k, c in enumerate(est.classes_.tolist())}
-        self.K = _Growing(0, square=True, max_bytes=est.max_memory_mb * 2**20, refuse=est._cache_refusal())
+        self.K = _Growing(0, square=True, max_bytes=est._budget_bytes(), refuse=est._cache_refusal())
         self.Vdata = np.zeros((0, X.shape[1]))
         self.loss = np.zeros(X.shape[0])
 
@@ -731,8 +742,10 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         Passes over the data (column generation) or epochs (Pegasos).
     max_constraints_per_pass : int
         Constraints added per example and pass (Algorithm 1 adds 1).
-    qp_solver : str
-        Any solver name of ``qpsolvers`` that is installed (default "clarabel").
+    qp_solver : str or None
+        Any solver name of ``qpsolvers`` that is installed, for every QP. None
+        (default): clarabel (called directly, without qpsolvers' conversions),
+        except that single-example block steps use quadprog when it is installed.
     qp_chunk_size : int
         Largest QP handed to the solver at once; a larger union of working sets
         is re-optimised by exact block steps over the most violating examples.
@@ -742,13 +755,16 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None
         Example order of Pegasos.
     verbose : bool
-    max_memory_mb : float > 0
+    max_memory_mb : float > 0 or None
         Memory the fit may hold: the transformed copies ``s(x_i)`` of every row
         (all of them, as rows of X; and, for column generation, the kernel cache
-        of the candidates against the vectors added). A set that cannot fit is
-        refused at ``fit`` before the copies are made, and before a sampled
-        invariance set is drawn; a cache that outgrows what is left stops the fit
-        with an error naming its size.
+        of the candidates against the vectors added, counted twice while it is
+        copied to grow). A set that cannot fit is refused at ``fit`` before the
+        copies are made, and before a sampled invariance set is drawn; a cache
+        that outgrows what is left stops the fit with an error naming its size.
+        None (default): three quarters of the machine's physical memory (8192 MB
+        where the platform does not report it). Within the budget the fit is the
+        same whatever its value.
 
     Attributes
     ----------
@@ -793,14 +809,14 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         "n_transformations": [count_constraint(), None],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
-        "max_memory_mb": [positive_real_constraint()],
+        "max_memory_mb": [positive_real_constraint(), None],
     }
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  transformations=None, oracle=None, margin_scale=None, cost=None,
                  solver="column_generation", tol=1e-3, max_iter=100,
                  max_constraints_per_pass=1, batch_size=64, qp_solver=None, qp_chunk_size=300,
-                 random_state=None, verbose=False, n_transformations=None, max_memory_mb=4096.0):
+                 random_state=None, verbose=False, n_transformations=None, max_memory_mb=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -928,14 +944,25 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     def _check_candidate_budget(self, counts, lengths, d, planned=False):
         n_cand = int(np.dot(counts, np.asarray(lengths, dtype=np.int64)))
         need = self._candidate_bytes(n_cand, d)
-        if need > float(self.max_memory_mb) * 2**20:
+        if need > self._budget_bytes():
             what = (f"n_transformations={self.n_transformations} sampled elements would make up to" if planned
                     else "the invariance set makes")
             raise ValueError(
                 f"InvariantSVC: {what} {n_cand:,} transformed copies of the {int(counts.sum()):,} rows "
-                f"({d} features), {need / 2**20:,.2f} MB, more than max_memory_mb={self.max_memory_mb}; use "
+                f"({d} features), {need / 2**20:,.2f} MB, more than {self._budget_text()}; use "
                 "fewer transformations or rows, or a larger max_memory_mb"
             )
+
+    def _budget_bytes(self):
+        if self.max_memory_mb is not None:
+            return float(self.max_memory_mb) * 2**20
+        return 0.75 * _physical_memory_bytes()
+
+    def _budget_text(self):
+        if self.max_memory_mb is not None:
+            return f"max_memory_mb={self.max_memory_mb}"
+        return (f"the default budget of {self._budget_bytes() / 2**20:,.0f} MB (max_memory_mb=None: 3/4 of "
+                f"the {_physical_memory_bytes() / 2**20:,.0f} MB of physical memory)")
 
     def _cache_refusal(self, n_rows=None):
         """The error of a kernel cache that outgrows the budget (what the ``n_rows`` candidates leave
@@ -944,8 +971,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
             cache = (f"{n_cols:,} oracle vectors against each other" if n_rows is None else
                      f"{n_rows:,} transformed copies against {n_cols:,} added vectors")
             raise ValueError(
-                f"InvariantSVC: the kernel cache of {cache} needs {nbytes / 2**20:,.2f} MB, more than "
-                f"max_memory_mb={self.max_memory_mb} leaves; use fewer transformations or rows, a larger tol, "
+                f"InvariantSVC: the kernel cache of {cache} needs {nbytes / 2**20:,.2f} MB (with the smaller "
+                f"cache it grows from), more than "
+                f"{self._budget_text()} leaves; use fewer transformations or rows, a larger tol, "
                 "or a larger max_memory_mb"
             )
         return refuse
