@@ -979,8 +979,9 @@ def bench_invariant_svm(quick=False):
     """Invar-SVM (Teo Algorithm 1) fit time: block QPs through clarabel directly vs through qpsolvers.
 
     scikit-learn's 8x8 digits (no download), pixels in [0, 1], sampled shifts ``ImageTranslation(shift=Normal(1))``
-    as the invariance set (K transformations + the identity), the estimator's defaults otherwise. Each K fits
-    once per path, interleaved; the two fits must agree to the bit (the same QPs reach clarabel either way).
+    as the invariance set (K transformations + the identity), ``qp_solver="clarabel"`` (the default where quadprog
+    is not installed, named so that every QP is clarabel's either way), the estimator's defaults otherwise. Each K
+    fits once per path, interleaved; the two fits must agree to the bit (the same QPs reach clarabel either way).
     """
     import warnings
 
@@ -1002,7 +1003,7 @@ def bench_invariant_svm(quick=False):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     return InvariantSVC(transformations=ImageTranslation((8, 8), shift=Normal(1.0)),
-                                        n_transformations=k, random_state=0).fit(X, y)
+                                        n_transformations=k, qp_solver="clarabel", random_state=0).fit(X, y)
             finally:
                 invariant_svm._DIRECT_CLARABEL = saved
         return run
