@@ -1,3 +1,4 @@
+import importlib.util
 import logging
 import os
 from pathlib import Path
@@ -29,6 +30,15 @@ def smooth_images(n, size, rng, *, bumps=3, spread=4, width=10, random_amplitude
             a = rng.uniform(0.5, 1) if random_amplitude else 1.0
             X[i] += a * np.exp(-((u - c) ** 2).sum(1) / (2 * (size / width) ** 2))
     return X
+
+
+def probe_module(rel):
+    """A committed probe script (``benchmarks/probes/...``, a path from the repository root) loaded as a module."""
+    path = Path(__file__).resolve().parents[1] / rel
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def shared_data_dir():

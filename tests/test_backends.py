@@ -65,14 +65,38 @@ def test_torch_cpu_matches_numpy(cls, kw, path, group, extra, rng):
     np.testing.assert_allclose(b32, a32, atol=1e-4 if cls is not GroupCDFFeatures else 0.05)
 
 
-def test_torch_cdf_pool_matches_numpy(rng):
-    S = rng.normal(scale=0.5, size=(3, 4, 9))
-    w = rng.uniform(size=9)
+@pytest.mark.parametrize("method", ["_cdf_pool_sorted", "_cdf_pool_scatter"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("uniform", [True, False])
+def test_torch_cdf_pool_matches_numpy(rng, method, dtype, uniform):
+    # both of the torch back-end's poolings (sorting on a GPU, scatter-add on the CPU) on the CPU against NumPy:
+    # values on and between the thresholds, beyond the range on both sides, equal and unequal weights
+    S = rng.normal(scale=0.8, size=(3, 4, 9))
+    S[0, 0, :4] = np.array([-1.3, 1.3, 1.3 / 6, 5.0])  # on thresholds (range 1.3, n = 6) and far above
+    S = S.astype(dtype)
+    w = np.full(9, 1 / 9) if uniform else rng.uniform(size=9)
     w /= w.sum()
     nb, tb = get_backend("numpy"), get_backend("torch")
-    ref = nb.cdf_pool(S, w, 6, 1.3)
-    got = tb.to_numpy(tb.cdf_pool(tb.asarray(S), w, 6, 1.3))
-    np.testing.assert_allclose(got, ref, atol=1e-12)
+    ref = nb.cdf_pool(S, w, 6, 1.3, 0.7)
+    got = tb.to_numpy(getattr(tb, method)(tb.asarray(S), w, 6, 1.3, 0.7))
+    assert got.dtype == dtype and got.shape == (3, 4, 13)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 if dtype == np.float64 else 2e-7)
+    if uniform:  # integer counts, then the weight and the scale as NumPy rounds them: the same bits
+        np.testing.assert_array_equal(got, ref)
+    # Mroueh Eq. 3, 1{S_k <= 1.3 b / 6} as ceil(S_k 6 / 1.3) <= b with S_k 6 / 1.3 rounded in S's precision
+    below = np.ceil(S * np.asarray(6 / 1.3, dtype))[..., None] <= np.arange(-6, 7)
+    np.testing.assert_allclose(got, 0.7 * (below * w[None, None, :, None]).sum(2), atol=1e-6)
+
+
+def test_torch_cdf_pool_sorts_on_devices_and_scatters_on_the_cpu(monkeypatch):
+    tb = get_backend("torch")
+    called = []
+    monkeypatch.setattr(tb, "_cdf_pool_sorted", lambda *a, **k: called.append("sorted"))
+    monkeypatch.setattr(tb, "_cdf_pool_scatter", lambda *a, **k: called.append("scatter"))
+    tb.cdf_pool(None, None, 3, 1.0)
+    monkeypatch.setattr(tb, "device", torch.device("meta"))
+    tb.cdf_pool(None, None, 3, 1.0)
+    assert called == ["scatter", "sorted"]
 
 
 def test_torch_estimator_pickles_and_cuda_is_refused_without_gpu(rng):
@@ -113,3 +137,40 @@ def test_the_plan_chooses_its_path_from_what_the_group_declares():
     np.testing.assert_array_equal(g.shift_index(g.elements()), np.arange(16))
     assert not ImageRotation((8, 8)).commutes_with(BlockPermutation(4, 16))  # the default: unknown = False
     assert TrivialGroup().fuse_product(CyclicShift(4) * CyclicShift(4)) is None
+
+
+@pytest.mark.parametrize("path, group, extra", CASES, ids=[c[0] for c in CASES])
+def test_gicdf_auto_range_is_the_largest_projection_and_stays_on_the_back_end(path, group, extra, rng, monkeypatch):
+    # value_range="auto" (the largest |<x, g t>| at fit) is pooled where the similarities are: only one number per
+    # row comes back to the host, on every engine path, with the same range as on NumPy
+    if path == "data":
+        pytest.skip("GICDF's data side needs a symmetric q")
+    from orbitkernels.backends.torch import TorchBackend
+
+    X = rng.normal(size=(23, group.n_features))
+    a = GroupCDFFeatures(group, value_range="auto", n_templates=5, random_state=0, **extra).fit(X)
+    S = a.plan_.similarities(a._prepare(X))
+    assert a.range_ == float(np.abs(S).max()) * (1 + 1e-6)
+    copied = []
+    to_numpy = TorchBackend.to_numpy
+    monkeypatch.setattr(TorchBackend, "to_numpy", lambda self, t: copied.append(tuple(t.shape)) or to_numpy(self, t))
+    b = GroupCDFFeatures(group, value_range="auto", n_templates=5, random_state=0, backend="torch", **extra).fit(X)
+    assert b.range_ == pytest.approx(a.range_, rel=1e-12)
+    assert copied and all(shape[1:] == (1,) for shape in copied), copied
+
+
+def test_rotated_mnist_full_benchmark_runs_its_features_on_a_torch_device(monkeypatch):
+    # gpu_check.py's part "rotated_mnist_full": bench_rotated_mnist_full with the features on a torch device (here
+    # the CPU, on the quick fraction), the configuration saying where they ran and no CPU floors measured
+    from conftest import shared_data_dir
+
+    from orbitkernels.bench import bench_rotated_mnist_full
+
+    data = shared_data_dir()
+    if data is None or not (data / "mnist.npz").is_file():
+        pytest.skip("mnist.npz not found (set ORBITKERNELS_DATA)")
+    monkeypatch.setenv("ORBITKERNELS_DATA", str(data))
+    res = bench_rotated_mnist_full(quick=True, backend="torch", device="cpu")
+    assert res["config"]["features_on"] == "torch (cpu)"
+    assert "floor" not in res and 0.5 < res["measured"]["test_accuracy"] <= 1
+    assert res["measured"]["alpha"] in res["measured"]["validation_accuracy"]

@@ -873,14 +873,15 @@ def bench_setup(quick=False):
 
 
 # --------------------------------------------------------------------------- 6
-def bench_rotated_mnist_full(quick=False):
+def bench_rotated_mnist_full(quick=False, backend="numpy", device=None):
     """Raj §4.2 Rotated MNIST: 62k images, s=7k, r=100 von Mises rotations; features + RLS fit time.
 
     Full mode runs the whole configuration (regenerated Rotated MNIST: 10k train,
     2k validation, 50k test; λ chosen on the validation set, then refit on the
     12k) and reports measured times and the test accuracy. Quick mode measures a
     fraction and extrapolates (features linear in N; the ridge fit by its flop
-    count), labelled as such.
+    count), labelled as such. ``backend="torch", device="cuda"``: the features on that device
+    (``benchmarks/gpu_check.py``; the ridge stays on the CPU), without the CPU floors.
     """
     from sklearn.preprocessing import LabelBinarizer
 
@@ -901,8 +902,9 @@ def bench_rotated_mnist_full(quick=False):
     Xte, yte = rm.x_test.astype(np.float32), rm.y_test
     g = PolarRotation((28, 28), n_angles=r, angle=VonMises(0.2, loc=np.pi))  # Raj's exp(-κ cos θ), κ = 0.2
     # i.i.d. frequencies: the draw the recorded accuracy was measured with (the time does not depend on it)
+    on_device = {} if backend == "numpy" else dict(backend=backend, device=device, max_memory_mb=8192)
     f = OrbitFourierFeatures(g, gamma=0.02, n_components=s, output="cos", dtype="float32", random_state=0,
-                             frequencies="iid")
+                             frequencies="iid", **on_device)
     t0, c0 = time.perf_counter(), time.process_time()
     f.fit(Xtr)
     Ftr, Fva, Fte = f.transform(Xtr), f.transform(Xva), f.transform(Xte)
@@ -931,7 +933,8 @@ def bench_rotated_mnist_full(quick=False):
                       "learner": f"ridge on s cos features (RidgeClassifier's ±1 one-vs-all targets, float32; "
                                  f"models.ridge.cholesky_path: one Gram matrix per fitted set), alpha in {alphas} by "
                                  "validation, refit on train+validation", "threads": _threads(),
-                      "fused_kernels": "numba" if _fused_on() else "off"},
+                      "fused_kernels": "numba" if _fused_on() else "off",
+                      "features_on": "numpy" if not on_device else f"{backend} ({device})"},
            # CPU seconds of this (one-thread) process beside the wall time: on a loaded machine the
            # wall time also counts the time other jobs held the core
            "measured": {"features_s": t_feat, "fit_s": t_fit, "total_min": (t_feat + t_fit) / 60,
@@ -939,6 +942,8 @@ def bench_rotated_mnist_full(quick=False):
                         "images_per_s": n_feat / t_feat, "validation_accuracy": val, "alpha": best,
                         "test_accuracy": acc},
            "goal_total_min": 30.0, "goal_total_min_issue16": 2.0}
+    if on_device:
+        return out
     # the features' floor on the polar path: the inverse FFTs and the fused cosine alone (no resampling, no forward
     # FFTs, no per-frequency GEMM, no transposition), per image, times the images mapped; with the measured fit,
     # the least this configuration can take by FFT correlation on this machine
@@ -1414,7 +1419,43 @@ def render_markdown(results_dir="results/bench", quick=False):
         if rec.get("variants"):
             lines += ["Variants tried:", ""] + [f"* {v['variant']}: **{v['status']}** ({v['evidence']})"
                                                  for v in rec["variants"]] + [""]
+    gpu = root / "gpu.json"
+    if not quick and gpu.exists():
+        lines += _gpu_markdown(json.loads(gpu.read_text()))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _gpu_markdown(rec):
+    """The section of ``benchmarks/gpu_check.py``'s results (the torch back-end on a lent GPU)."""
+    lines = ["## gpu", "", "The PyTorch back-end on a GPU (`python benchmarks/gpu_check.py`, run on a machine lent "
+             "with one; CI never runs it).", "",
+             f"Run on {rec['gpu']} with torch {rec['torch']}, NumPy on the same machine's {rec['cpu_count']} cores "
+             f"({rec['numpy_blas_threads']} BLAS threads). Full numbers: [`results/bench/gpu.json`]"
+             "(../results/bench/gpu.json).", ""]
+    if rec.get("throughput"):
+        lines += ["| estimator (float32, d = 784) | NumPy images/s | torch GPU images/s | GPU / NumPy |",
+                  "| --- | --- | --- | --- |"]
+        for r in rec["throughput"]:
+            lines.append(f"| {r['estimator']} | {r['numpy_images_per_s']:.0f} | {r['torch_gpu_images_per_s']:.0f} | "
+                         f"{r['gpu_over_numpy']:.1f}x |")
+            if "torch_gpu_scatter_pooling_images_per_s" in r:
+                lines.append(f"| the same, the earlier scatter-add CDF pooling | | "
+                             f"{r['torch_gpu_scatter_pooling_images_per_s']:.0f} | |")
+        lines.append("")
+    if rec.get("agreement"):
+        worst = {}
+        for r in rec["agreement"]:
+            key = (r["map"], r["dtype"])
+            worst[key] = max(worst.get(key, 0.0), r["max_abs_diff"])
+        lines += ["Agreement with NumPy on every engine path (largest absolute difference of the features): "
+                  + ", ".join(f"{m} {dt} {v:.2g}" for (m, dt), v in sorted(worst.items())) + ".", ""]
+    if rec.get("pooling"):
+        lines += ["The CDF pooling alone on device blocks (rows × 500 templates × r projections, 50 bins):", "",
+                  "| block | weights | sorted (s) | scatter-add (s) | max difference |", "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {' × '.join(map(str, r['shape']))} | {r['weights']} | {r['sorted_s']:.4f} | "
+                  f"{r['scatter_s']:.4f} | {r['max_abs_diff']:.1g} |" for r in rec["pooling"]]
+        lines.append("")
+    return lines
 
 
 def _warm_heap():

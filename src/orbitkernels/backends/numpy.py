@@ -97,6 +97,8 @@ class NumpyBackend:
     prefers_cache_blocks = True
     #: the poolings can write into a NumPy array (the engine's output rows) instead of returning one
     pools_into_numpy = True
+    #: working bytes per similarity of :meth:`cdf_pool` beyond the block itself (the int64 bin indices)
+    cdf_work_bytes = 8
     #: the engine keeps a chunk's large arrays (similarities, spectra) from chunk to chunk and has the
     #: products write into them (``out=``): glibc maps each allocation above 32 MB afresh, and the pages of
     #: a new one fault in on first write (``orbitkernels.features._engine._Workspace``)
@@ -198,6 +200,11 @@ class NumpyBackend:
         if _fused.numba_active() and S.dtype in (np.float32, np.float64):
             return _fused.rbf_pool(S, x_sq, t_sq, gamma, weights)
         return rbf_pool_passes(self, S, np.asarray(x_sq, S.dtype), np.asarray(t_sq, S.dtype), gamma, weights)
+
+    def row_max_abs(self, S, axis=0):
+        """max |S| over every axis but ``axis`` (the rows), as a column: two reductions, no |S| temporary."""
+        other = tuple(a for a in range(S.ndim) if a != axis)
+        return np.maximum(S.max(axis=other), -S.min(axis=other)).reshape(-1, 1)
 
     def cdf_pool(self, S, weights, n_bins, value_range, scale=1.0, out=None):
         """Weighted CDF over the last axis at the thresholds ``value_range·k/n``, k = -n..n.

@@ -34,6 +34,9 @@ class TorchBackend:
     pools_into_numpy = False
     #: PyTorch's caching allocator keeps the device's freed blocks: the engine allocates per chunk
     reuses_buffers = False
+    #: working bytes per similarity of :meth:`cdf_pool` beyond the block itself: sorted values and their int64
+    #: order, and with unequal weights their float64 cumulative sum (the scatter path: int64 bins and weights)
+    cdf_work_bytes = 24
 
     def __init__(self, device=None):
         torch = _import_torch()
@@ -137,15 +140,68 @@ class TorchBackend:
         matrix-vector product."""
         return rbf_pool_passes(self, S, x_sq, t_sq, gamma, weights)
 
+    def row_max_abs(self, S, axis=0):
+        """max |S| over every axis but ``axis`` (the rows), as a column (see the NumPy back-end)."""
+        other = tuple(a for a in range(S.ndim) if a != axis)
+        return self.torch.maximum(S.amax(dim=other), -S.amin(dim=other)).reshape(-1, 1)
+
     def cdf_pool(self, S, weights, n_bins, value_range, scale=1.0):
         """Weighted CDF over the last axis at thresholds ``value_range·k/n``, times ``scale`` (see the NumPy
-        back-end)."""
+        back-end): Mroueh et al. 2015, Eq. 3. On a GPU by sorting (:meth:`_cdf_pool_sorted`), on the CPU by a
+        scatter-add (:meth:`_cdf_pool_scatter`); with equal weights both count in integers and give NumPy's
+        features bit for bit (tested on the CPU, measured on an H100 by ``benchmarks/gpu_check.py``)."""
+        if self.device.type == "cpu":
+            return self._cdf_pool_scatter(S, weights, n_bins, value_range, scale)
+        return self._cdf_pool_sorted(S, weights, n_bins, value_range, scale)
+
+    def _cdf_pool_sorted(self, S, weights, n_bins, value_range, scale=1.0):
+        """1{S_k <= range·b/n} <=> ceil(S_k n / range) <= b, as on NumPy. Each row of r projections is sorted
+        once; ceil(· n / range) is monotone, so the sorted values stay sorted after it, and the count of
+        values at or below each threshold b = -n..n is one binary search (``searchsorted``). Unequal weights
+        take the cumulative sum of the weights in sorted order at those counts (float64, like NumPy's weighted
+        bincount).
+
+        Measured on an H100 (``results/bench/gpu.json``): the GICDF transform at the same speed as with the
+        scatter-add (5150 against 5189 images/s: the copy of its output to the host dominates), the pooling
+        alone 0.96x (r = 64) to 0.6x (r = 441) of the scatter's speed with equal weights, 0.45x with unequal
+        ones; kept on devices for its integer counts (the scatter-add there added float32 weights: 0.31 of
+        GICDF's features differed from NumPy's by an ulp, none do now).
+        """
+        torch = self.torch
+        n = int(n_bins)
+        T, order = torch.sort(S, dim=-1)
+        T.mul_(n / value_range).ceil_()
+        b = torch.arange(-n, n + 1, dtype=S.dtype, device=self.device)
+        counts = torch.searchsorted(T, b.expand(*T.shape[:-1], 2 * n + 1).contiguous(), right=True,
+                                    out_int32=True)
+        del T
+        w = np.asarray(weights, dtype=np.float64)
+        if np.all(w == w[0]):
+            del order
+            # integer counts, then the weight and the scale, each rounded into S's precision as on NumPy
+            return counts.to(S.dtype).mul_(float(S.new_tensor(w[0]))).mul_(scale)
+        cw = self.asarray(w, self.torch.float64)[order].cumsum_(-1)
+        del order
+        at = (counts.to(torch.long) - 1).clamp_(min=0)
+        out = torch.gather(cw, -1, at).mul_(counts > 0)
+        return out.to(S.dtype).mul_(scale)
+
+    def _cdf_pool_scatter(self, S, weights, n_bins, value_range, scale=1.0):
+        """The bin index of every projection, a scatter-add into 2n + 2 bins per row, then a cumulative sum:
+        faster than sorting on a CPU (0.27 against 0.48 s for 256 × 500 × 64 float32 projections on this
+        project's 2-core machine). Equal weights add ones (integer counts, exact in floating point) and scale
+        once, as NumPy does; unequal ones add the weights in S's precision."""
         torch = self.torch
         n = n_bins
         rows, m, r = S.shape
         nb = 2 * n + 2
         idx = torch.clamp(torch.ceil(S * (n / value_range)), -n, n + 1).to(torch.long) + n
-        w = self.asarray(np.asarray(weights, dtype=np.float64), S.dtype)
+        w = np.asarray(weights, dtype=np.float64)
         counts = torch.zeros((rows, m, nb), dtype=S.dtype, device=self.device)
-        counts.scatter_add_(2, idx, w.expand(rows, m, r).contiguous())
+        if np.all(w == w[0]):
+            counts.scatter_add_(2, idx, torch.ones((), dtype=S.dtype, device=self.device).expand(rows, m, r))
+            cdf = torch.cumsum(counts, dim=2)[:, :, : 2 * n + 1]
+            return cdf.mul_(float(S.new_tensor(w[0]))).mul_(scale)
+        wt = self.asarray(w, S.dtype)
+        counts.scatter_add_(2, idx, wt.expand(rows, m, r).contiguous())
         return torch.cumsum(counts, dim=2)[:, :, : 2 * n + 1] * scale

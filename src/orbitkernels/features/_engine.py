@@ -115,8 +115,8 @@ class EnginePool:
     #: output check, a pass over the whole output
     finite_by_construction = False
 
-    def work_bytes_per_row(self, n_similarities):
-        """Working memory per row beyond the similarities (counted in the chunk budget)."""
+    def work_bytes_per_row(self, n_similarities, bk=None):
+        """Working memory per row beyond the similarities (counted in the chunk budget) on back-end ``bk``."""
         return 0
 
     def pool_into(self, S, bk, layout, out):
@@ -161,8 +161,9 @@ class CDFPool(EnginePool):
         self.n_bins, self.scale = (self.bins, self.scales) if self.multi else (self.bins[0], self.scales[0])
         self.value_range = float(value_range)
 
-    def work_bytes_per_row(self, n_similarities):
-        return n_similarities * 8  # the CDF's int64 bin indices
+    def work_bytes_per_row(self, n_similarities, bk=None):
+        # what the back-end's cdf_pool holds per similarity (NumPy: the int64 bin indices)
+        return n_similarities * getattr(bk, "cdf_work_bytes", 8)
 
     def n_out(self, n_templates):
         return sum(n_templates * (2 * n + 1) for n in self.bins)
@@ -197,6 +198,17 @@ class CDFPool(EnginePool):
         if layout == "rns":  # a cache-sized block: the transposition is cheap here
             return bk.contiguous(bk.permute(S, (1, 2, 0)))
         return S
+
+
+class MaxAbsPool(EnginePool):
+    """max |S| over each row's similarities, (rows, 1), on the back-end that holds them: GICDF's
+    ``value_range="auto"`` at fit. A device back-end then returns one number per row to the host, where a
+    callable pooling copies every row's similarities there first."""
+
+    finite_by_construction = True
+
+    def __call__(self, S, bk, layout="nsr"):
+        return bk.row_max_abs(S, 1 if layout == "rns" else 0)
 
 
 class TrigPool(EnginePool):
@@ -532,7 +544,7 @@ class ProjectionPlan:
         """
         n_sim = self.n_templates * self.n_elements
         engine = isinstance(pool, EnginePool)
-        block = n_out * itemsize + (pool.work_bytes_per_row(n_sim) if engine else 0)
+        block = n_out * itemsize + (pool.work_bytes_per_row(n_sim, self.backend) if engine else 0)
         bk = self.backend
         if engine and bk.prefers_cache_blocks and bk.pools_into_numpy:
             return 0, max(1, int(self.pool_block_bytes // (n_sim * itemsize))) * block

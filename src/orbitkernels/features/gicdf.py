@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils.validation import StrictInterval, count_constraint, positive_real_constraint
-from ._engine import CDFPool
+from ._engine import CDFPool, MaxAbsPool
 from ._base import DEFAULT_MEMORY, OrbitFeaturesBase, magnitude_guard
 
 __all__ = ["GroupCDFFeatures", "sample_cdf_templates"]
@@ -161,7 +161,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
             self.range_ = 1.0 + float(self.epsilon)
         elif isinstance(self.value_range, str):  # "auto"
             # the largest |<x, g t>| over the training rows, in bounded-memory blocks like transform
-            top = self._map(X, lambda S: np.abs(S).reshape(len(S), -1).max(axis=1, keepdims=True), 1)
+            top = self._map(X, MaxAbsPool(), 1)
             self.range_ = float(top.max()) * (1 + 1e-6) or 1.0
         else:
             self.range_ = float(self.value_range)
