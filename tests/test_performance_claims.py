@@ -40,16 +40,17 @@ def test_user_guide_gpu_claims_are_the_committed_gpu_check():
     rec = json.loads((ROOT / "results/bench/gpu.json").read_text())
     rows = {r["estimator"].split(",")[0].split("(")[0]: r for r in rec["throughput"]}
     rot, cdf = rows["default ImageRotation"], rows["GICDF"]
-    m = re.search(r"the default rotation estimator \(2000 frequencies, 64 rotations\) maps (\d+) images/s, ([\d.]+)x NumPy "
-                  r"on the same machine's (\d+) cores, with features equal to NumPy's to ([\d.e-]+) in float32", guide)
+    m = re.search(r"the default rotation estimator \(2000 frequencies, 64 rotations\) maps (\d+) images/s, "
+                  r"([\d.]+)x NumPy on the same machine's (\d+) cores, with features equal to NumPy's to ([\d.e-]+) "
+                  r"in float32", guide)
     assert m, "the user guide should quote the default rotation estimator's GPU throughput"
     assert int(m[1]) == round(rot["torch_gpu_images_per_s"]) and float(m[2]) == round(rot["gpu_over_numpy"], 1)
     assert int(m[3]) == rec["cpu_count"]
     fourier32 = max(r["max_abs_diff"] for r in rec["agreement"] if r["map"] == "fourier" and r["dtype"] == "float32")
     assert float(m[4]) == float(f"{fourier32:.0e}")
-    m = re.search(r"GICDF with 50 bins and 500 templates maps (\d+) images/s there, ([\d.]+)x NumPy: its 50,500 features "
-                  r"per image leave the device at ([\d.]+) GB/s, about the rate at which the rotation estimator's 4,000 "
-                  r"leave it \(([\d.]+) GB/s\)", guide)
+    m = re.search(r"GICDF with 50 bins and 500 templates maps (\d+) images/s there, ([\d.]+)x NumPy: its 50,500 "
+                  r"features per image leave the device at ([\d.]+) GB/s, about the rate at which the rotation "
+                  r"estimator's 4,000 leave it \(([\d.]+) GB/s\)", guide)
     assert m, "the user guide should quote GICDF's GPU throughput and its output rate"
     assert int(m[1]) == round(cdf["torch_gpu_images_per_s"]) and float(m[2]) == round(cdf["gpu_over_numpy"], 1)
     assert float(m[3]) == round(cdf["torch_gpu_images_per_s"] * 50500 * 4 / 1e9, 2)
@@ -60,8 +61,8 @@ def test_user_guide_gpu_claims_are_the_committed_gpu_check():
     assert float(m[2]) == round(2048 * 500 * 64 / 1e6, 1)
     assert all(r["max_abs_diff"] == 0 for r in rec["agreement"] if r["map"] == "gicdf"), "GICDF bit for bit"
     readme = _flat((ROOT / "README.md").read_text())
-    m = re.search(r"on an H100 the default rotation estimator maps (\d+) images/s, ([\d.]+)x NumPy on that machine's (\d+) "
-                  r"cores", readme)
+    m = re.search(r"on an H100 the default rotation estimator maps (\d+) images/s, ([\d.]+)x NumPy on that "
+                  r"machine's (\d+) cores", readme)
     assert m, "the README should quote the GPU check's default rotation estimator"
     assert (int(m[1]), float(m[2]), int(m[3])) == (round(rot["torch_gpu_images_per_s"]),
                                                     round(rot["gpu_over_numpy"], 1), rec["cpu_count"])

@@ -1,28 +1,22 @@
 """Statistics that committed probe scripts compute from their own variants and that docs/fidelity.md quotes."""
-import importlib.util
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
+from conftest import probe_module
 
 from orbitkernels.experiments.report import ProbeFile
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _probe_module(rel):
-    spec = importlib.util.spec_from_file_location(Path(rel).stem, ROOT / rel)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_mnist_fig2_mean_over_training_draws(tmp_path):
     """The pixel grid's rows over training draws: mean, sample sd and the 95 % Student-t interval of the mean,
     one summary per classifier, rewritten as draws are added; a single draw gives no summary."""
-    fig2 = _probe_module("benchmarks/probes/mroueh2015/mnist_fig2.py")
+    fig2 = probe_module("benchmarks/probes/mroueh2015/mnist_fig2.py")
     probes = ProbeFile(tmp_path / "p.json", protocol="q", script="s.py", experiment="mnist")
     gauss = [0.9891, 0.9885, 0.9893]
     for k, a in enumerate(gauss):
@@ -57,7 +51,7 @@ def test_linear_svm_probe_gram_matrix_equals_linear_kernel():
     on the validation rows only (the test labels never enter the choice)."""
     from sklearn.svm import SVC
 
-    mod = _probe_module("benchmarks/probes/raj2017/linear_svm_rmnist.py")
+    mod = probe_module("benchmarks/probes/raj2017/linear_svm_rmnist.py")
     rng = np.random.default_rng(0)
     F = rng.normal(size=(260, 12)).astype(np.float32)
     y = np.argmax(F[:, :3] + 0.3 * rng.normal(size=(260, 3)), axis=1)
@@ -85,7 +79,7 @@ def test_linear_svm_probe_second_layer_equals_svm_on_its_features():
 
     from orbitkernels.experiments._raj_eval import WideLayer2, layer2_scale
 
-    mod = _probe_module("benchmarks/probes/raj2017/linear_svm_rmnist.py")
+    mod = probe_module("benchmarks/probes/raj2017/linear_svm_rmnist.py")
     rng = np.random.default_rng(1)
     F = rng.normal(size=(300, 10)).astype(np.float32)
     y = np.argmax(F[:, :3], axis=1)
@@ -128,3 +122,55 @@ def test_qm7_zero_mean_rows_are_their_folds():
         want.append(z["rmse"] if z["loo_rmse"] < mean_loo else cell["rmse"])
     assert loo["rmse"] == pytest.approx(np.mean(want))
     assert v["control: outer fold 1, training mean"]["rmse"] == pytest.approx(cells["sort_krr|None|1"]["rmse"], rel=1e-9)
+
+
+def test_fidelity_page_quotes_the_gpu_run_over_training_draws():
+    """docs/fidelity.md's paragraph on Mroueh Fig. 2 over training draws quotes mnist_fig2_draws.py's results."""
+    page = " ".join((ROOT / "docs/fidelity.md").read_text().split())
+    res = json.loads((ROOT / "results/mroueh2015/mnist_fig2_draws.json").read_text())
+    g, lin = res["summary"]["gaussian"], res["summary"]["linear"]
+    assert g["n_draws"] == lin["n_draws"] == len(res["draws"])
+
+    def pct(x):
+        return f"{100 * x:.2f}"
+
+    expected = (f"It ran **{g['n_draws']} draws**", f"the Gaussian-kernel RLS averages **{pct(g['mean'])} %** (95 % "
+                f"interval [{pct(g['ci95_low'])}, {pct(g['ci95_high'])}], draws from {pct(g['min'])} to "
+                f"{pct(g['max'])} %, one of {g['n_draws']} at or above 98.97 %)",
+                f"paper's linear RLS **{pct(lin['mean'])} %** ([{pct(lin['ci95_low'])}, {pct(lin['ci95_high'])}], at "
+                f"most {pct(lin['max'])} %)",
+                f"draws 0-6 give the CPU rows to within {res['cpu_check']['test_digits']} test digits")
+    for text in expected:
+        assert text in page, text
+    assert g["draws_at_or_above_paper"] == 1 and lin["draws_at_or_above_paper"] == 0
+    assert (f"The paper's 98.97 % is {100 * (0.9897 - g['mean']):.2f} above the best row's mean over the paper's own "
+            f"protocol, and {100 * (0.9897 - lin['mean']):.2f} above its own classifier's") in page
+    assert sorted(res["cpu_check"]["rows"]) == [str(k) for k in range(7)]
+    f32 = json.loads((ROOT / "results/mroueh2015/mnist_fig2_draws_gram32.json").read_text())
+    s32 = f32["summary"]
+    assert (f"over {s32['gaussian']['n_draws']} draws gave {pct(s32['gaussian']['mean'])} % / "
+            f"{pct(s32['linear']['mean'])} %") in page
+    assert f"up to {f32['cpu_check']['test_digits']} test digits below the CPU rows" in page
+    assert f"({np.median([r['seconds'] for r in res['draws'].values()]):.1f} s a draw on an H200" in page
+    assert res["setup"]["gpu"] == f32["setup"]["gpu"] == "NVIDIA H200"
+    # the RLS on the CPU's float32 and float64 Gram matrices of draw 0 (gram_precision.py)
+    v = json.loads((ROOT / "results/mroueh2015/gram_precision_probes.json").read_text())["variants"]
+    l32, g32 = v["linear, Gram from float32 products"], v["Gaussian, factor 0.5, Gram from float32 products"]
+    l64, g64 = v["linear, Gram from float64 products"], v["Gaussian, factor 0.5, Gram from float64 products"]
+    assert (f"{pct(l32['cholesky_accuracy'])} against {pct(l32['clipped_accuracy'])} % for the linear RLS (the centred "
+            f"matrix is indefinite down to {l32['min_eigenvalue']:.1e}, below {l32['alphas_below_abs_min_eigenvalue']} "
+            "of the grid's 9 α but not the chosen one)") in page
+    assert l32["clipped_rel_lambda"] == l32["cholesky_rel_lambda"] and l32["min_eigenvalue"] < 0
+    assert l32["alpha_min"] * (l32["clipped_rel_lambda"] / 1e-7) * 0.999 > abs(l32["min_eigenvalue"])  # the chosen α
+    assert (f"{pct(g32['cholesky_accuracy'])} against {pct(g32['clipped_accuracy'])} % for the Gaussian-kernel RLS at "
+            "draw 0's width (positive definite)") in page and g32["min_eigenvalue"] > 0
+    assert all(r["clipped_accuracy"] == r["cholesky_accuracy"] for r in (l64, g64))
+    d0 = res["draws"]["0"]
+    assert (l64["clipped_accuracy"], g64["clipped_accuracy"]) == (d0["linear"]["accuracy"], d0["gaussian"]["accuracy"])
+    assert (f"From float64 products draw 0 gives {pct(l64['clipped_accuracy'])} / {pct(g64['clipped_accuracy'])} % "
+            "(linear / Gaussian) on the CPU and the same on the device") in page
+    # the features' check before the draws ran in the float32 run (the same features code as the float64 one)
+    check = f32["setup"]["cpu_rows_check"]
+    m = re.search(r"Draw 0's first (\d+) rows have the CPU probe's features \(a count moved in ([\d.e-]+) of the "
+                  r"entries\)", page)
+    assert m and int(m[1]) == check["rows"] and float(m[2]) == float(f"{check['share_moved']:.1e}")

@@ -34,7 +34,8 @@ import numpy as np
 
 from ..models.ridge import RidgePath, centre_gram
 
-__all__ = ["rls_fit_predict", "gurls_loo_rls", "one_nn_accuracy", "LOO_GRID", "HOLDOUT_GRID"]
+__all__ = ["rls_fit_predict", "rls_holdout_gram_torch", "gurls_loo_rls", "one_nn_accuracy", "LOO_GRID",
+           "HOLDOUT_GRID"]
 
 #: relative regularisation values tried with leave-one-out selection
 LOO_GRID = np.logspace(-8, 2, 31)
@@ -98,6 +99,13 @@ class _HoldoutFit:
         return self.path.predict_gram(rows)
 
 
+def _holdout_split(n, fraction, seed):
+    """(validation rows, fitting rows) of the GURLS-style hold-out, each sorted."""
+    perm = np.random.default_rng(seed).permutation(n)
+    n_val = max(1, int(round(fraction * n)))
+    return np.sort(perm[:n_val]), np.sort(perm[n_val:])
+
+
 def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig_limit=3000, rels=None,
                     holdout_rels=None, holdout_fraction=0.2, seed=0):
     """Train RLS with a selected λ and predict ``F_test``.
@@ -151,10 +159,7 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
         out.update(selection="loo", rel_lambda=float(rels[i]), val_accuracy=val)
     else:
         rels = HOLDOUT_GRID if holdout_rels is None else np.asarray(holdout_rels, float)
-        rng = np.random.default_rng(seed)
-        perm = rng.permutation(n)
-        n_val = max(1, int(round(holdout_fraction * n)))
-        va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+        va, tr = _holdout_split(n, holdout_fraction, seed)
         # the ridge-path solver again, in its α convention: α = N_fit λ with λ = rel · scale / N, so the
         # hold-out fit on N_fit = len(tr) rows uses α = rel · scale · len(tr) / N; one eigendecomposition of
         # the fitting rows serves the whole grid (it clips an indefinite Gram matrix's eigenvalues at 0)
@@ -168,6 +173,86 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
     out["lambda"] = float(out["rel_lambda"] * scale / n)
     out["pred"] = _decode(scores, classes)
     return out
+
+
+def rls_holdout_gram_torch(K_train, y_train, K_test, *, classes=None, holdout_rels=None, holdout_fraction=0.2,
+                           seed=0, device=None):
+    """:func:`rls_fit_predict` with ``kernel=True`` on its hold-out branch, on a torch device (a GPU).
+
+    The same model and selection: the Gram matrix centred in feature space (an intercept), the relative λ grid
+    (``HOLDOUT_GRID``) scaled by ``tr(K_c) / N``, the same 80/20 split of ``seed``, λ by hold-out accuracy (then
+    the smallest squared error, then the first), a refit on every training row. Where :class:`RidgePath`
+    diagonalises each fitting Gram matrix once for the whole grid, this factorises ``K_c + α I`` once per α
+    (Cholesky, float64): the same ridge solution for every α > 0 where ``K_c`` is positive semi-definite, and on a
+    GPU a 10,000-row selection in about a second where the eigendecompositions take many. Where rounding leaves
+    ``K_c`` indefinite, RidgePath clips the negative eigenvalues at 0 and this does not, unless the factorisation
+    fails (then that α takes RidgePath's eigendecomposition); on Mroueh et al.'s MNIST rows the two select and
+    predict the same (``benchmarks/probes/mroueh2015/gram_precision.py``). ``K_train`` (N, N) and ``K_test`` (M, N) may be NumPy arrays or torch
+    tensors; returns the dict of :func:`rls_fit_predict` (``selection="holdout"``) and ``eigh_alphas``, the α
+    that took the eigendecomposition.
+    """
+    import torch
+
+    y_train = np.asarray(y_train)
+    classes = np.unique(y_train) if classes is None else np.asarray(classes)
+    dev = torch.device(device) if device is not None else (
+        K_train.device if isinstance(K_train, torch.Tensor) else torch.device("cpu"))
+    K = torch.as_tensor(K_train, device=dev).to(torch.float64)
+    Kt = torch.as_tensor(K_test, device=dev).to(torch.float64)
+    Y = torch.as_tensor(_codes(y_train, classes), dtype=torch.float64, device=dev)
+    n = len(Y)
+
+    def centred(Kfit, rows):
+        """:func:`~orbitkernels.models.ridge.centre_gram` of the fitting block and of its new rows."""
+        col = Kfit.mean(dim=0)
+        tot = col.mean()
+        return (Kfit - col[None, :] - col[:, None] + tot,
+                rows - col[None, :] - rows.mean(dim=1, keepdim=True) + tot)
+
+    fallbacks = []
+
+    def ridge(Kfit, Yfit, rows, alphas):
+        """Predictions (m, T) of the rows for each α of an intercept ridge on the fitting block (as _HoldoutFit).
+        Where ``K_c + α I`` is not numerically positive definite (a Gram matrix of lower rank than its rows, at a
+        small α), that α takes RidgePath's own solution: the eigendecomposition with its eigenvalues clipped at 0,
+        the constant direction's set to 0, and those within rounding of 0 left out."""
+        Kfit, rows = centred(Kfit, rows)
+        y_mean = Yfit.mean(dim=0)
+        Yc = Yfit - y_mean
+        out, eig = [], None
+        for a in alphas:
+            A = Kfit.clone()
+            A.diagonal().add_(a)
+            L, info = torch.linalg.cholesky_ex(A)
+            del A
+            if not int(info):
+                c = torch.cholesky_solve(Yc, L)
+            else:
+                if eig is None:
+                    evals, U = torch.linalg.eigh(Kfit)
+                    evals = evals.clamp(min=0.0)
+                    evals[int(torch.argmax(U.sum(dim=0).abs()))] = 0.0  # models.ridge._zero_constant
+                    tol = float(evals.max()) * len(evals) * np.finfo(np.float64).eps
+                    eig = (evals, U, U.T @ Yc, tol)
+                evals, U, proj, tol = eig
+                d = evals + a
+                c = U @ (proj * torch.where(d > tol, 1.0 / torch.where(d > tol, d, 1.0), 0.0)[:, None])
+                fallbacks.append(float(a))
+            out.append((rows @ c + y_mean).cpu().numpy())
+        return out
+
+    Kc, Ktc = centred(K, Kt)
+    scale = float(torch.trace(Kc)) / n
+    scale = scale if scale > 0 else 1.0
+    rels = HOLDOUT_GRID if holdout_rels is None else np.asarray(holdout_rels, float)
+    va, tr = _holdout_split(n, holdout_fraction, seed)
+    tr_t, va_t = torch.as_tensor(tr, device=dev), torch.as_tensor(va, device=dev)
+    pred_va = ridge(Kc[tr_t][:, tr_t], Y[tr_t], Kc[va_t][:, tr_t], rels * scale * len(tr) / n)
+    Yva = Y[va_t].cpu().numpy()
+    i, val = _best([_scores(p, Yva, y_train[va], classes) for p in pred_va])
+    scores, = ridge(Kc, Y, Ktc, [rels[i] * scale])
+    return {"solver": "dual", "selection": "holdout", "rel_lambda": float(rels[i]), "val_accuracy": val,
+            "lambda": float(rels[i] * scale / n), "pred": _decode(scores, classes), "eigh_alphas": fallbacks}
 
 
 def _per_class_recall(pred, y_true, classes):
