@@ -15,7 +15,7 @@ Needs torch with a CUDA device (run on a lent GPU machine; CI never runs it). Tw
    path), the bilinear-grid GEMM path (``ImageRotation((28, 28), n_angles=64)``) and GICDF(50
    bins, 500 templates) on rotations × translations (64 samples), float32, best of 3 (the GPU
    synchronised by the copy of the features back to the host, which is included); GICDF also with
-   the earlier scatter-add pooling in place of the sorted one, in the same run.
+   the scatter-add pooling (the CPU's) in place of the sorted one, in the same run.
 3. **Pooling**: the torch back-end's two CDF poolings (Mroueh Eq. 3) alone on device blocks of
    projections: sorting each row and one binary search per threshold (the default on a device)
    against a scatter-add of the weights into the bins (the default on the CPU), r = 64 and 441
@@ -146,7 +146,7 @@ def throughput(device, n):
         row = dict(estimator=name, n_images=n, numpy_images_per_s=cpu, torch_gpu_images_per_s=gpu,
                    gpu_over_numpy=gpu / cpu)
         if name.startswith("GICDF"):
-            # the same estimator with the earlier pooling (scatter-add) on the device, in the same run
+            # the same estimator with the CPU's pooling (scatter-add) on the device, in the same run
             from orbitkernels.backends.torch import TorchBackend
 
             sorted_pool = TorchBackend.cdf_pool

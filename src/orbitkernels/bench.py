@@ -1439,7 +1439,7 @@ def _gpu_markdown(rec):
             lines.append(f"| {r['estimator']} | {r['numpy_images_per_s']:.0f} | {r['torch_gpu_images_per_s']:.0f} | "
                          f"{r['gpu_over_numpy']:.1f}x |")
             if "torch_gpu_scatter_pooling_images_per_s" in r:
-                lines.append(f"| the same, the earlier scatter-add CDF pooling | | "
+                lines.append(f"| the same, with the scatter-add CDF pooling (the CPU's) | | "
                              f"{r['torch_gpu_scatter_pooling_images_per_s']:.0f} | |")
         lines.append("")
     if rec.get("agreement"):
@@ -1451,7 +1451,8 @@ def _gpu_markdown(rec):
                   + ", ".join(f"{m} {dt} {v:.2g}" for (m, dt), v in sorted(worst.items())) + ".", ""]
     if rec.get("pooling"):
         lines += ["The CDF pooling alone on device blocks (rows × 500 templates × r projections, 50 bins):", "",
-                  "| block | weights | sorted (s) | scatter-add (s) | max difference |", "| --- | --- | --- | --- | --- |"]
+                  "| block | weights | sorted (s) | scatter-add (s) | max difference |",
+                  "| --- | --- | --- | --- | --- |"]
         lines += [f"| {' × '.join(map(str, r['shape']))} | {r['weights']} | {r['sorted_s']:.4f} | "
                   f"{r['scatter_s']:.4f} | {r['max_abs_diff']:.1g} |" for r in rec["pooling"]]
         lines.append("")

@@ -187,9 +187,9 @@ def rls_holdout_gram_torch(K_train, y_train, K_test, *, classes=None, holdout_re
     GPU a 10,000-row selection in about a second where the eigendecompositions take many. Where rounding leaves
     ``K_c`` indefinite, RidgePath clips the negative eigenvalues at 0 and this does not, unless the factorisation
     fails (then that α takes RidgePath's eigendecomposition); on Mroueh et al.'s MNIST rows the two select and
-    predict the same (``benchmarks/probes/mroueh2015/gram_precision.py``). ``K_train`` (N, N) and ``K_test`` (M, N) may be NumPy arrays or torch
-    tensors; returns the dict of :func:`rls_fit_predict` (``selection="holdout"``) and ``eigh_alphas``, the α
-    that took the eigendecomposition.
+    predict the same (``benchmarks/probes/mroueh2015/gram_precision.py``). ``K_train`` (N, N) and ``K_test``
+    (M, N) may be NumPy arrays or torch tensors; returns the dict of :func:`rls_fit_predict`
+    (``selection="holdout"``) and ``eigh_alphas``, the α that took the eigendecomposition.
     """
     import torch
 
