@@ -34,7 +34,7 @@ from orbitkernels.experiments.report import ProbeFile
 from orbitkernels.models.ridge import centre_gram
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mnist_fig2 import GAUSS_FACTORS, SEED, features, pixel_grid  # noqa: E402
+from mnist_fig2 import GAUSS_FACTORS, SEED, features, median_sq_dist, pixel_grid, sq_distances  # noqa: E402
 
 OUT = Path("results/mroueh2015/gram_precision_probes.json")
 
@@ -47,12 +47,9 @@ def kernels(Ftr, Fte, precision):
 
 
 def gaussian(Ktr, Kte, te_sq, factor):
-    """run_row's Gaussian kernel at ``factor`` / median squared distance (the median over its 2000 rows)."""
-    tr_sq = np.diag(Ktr).copy()
-    D2tr = np.maximum(tr_sq[:, None] + tr_sq[None, :] - 2 * Ktr, 0.0)
-    D2te = np.maximum(te_sq[:, None] + tr_sq[None, :] - 2 * Kte, 0.0)
-    sub = np.random.default_rng(SEED).choice(len(D2tr), 2000, replace=False)
-    med = float(np.median(D2tr[np.ix_(sub, sub)][np.triu_indices(len(sub), 1)]))
+    """run_row's Gaussian kernel at ``factor`` / median squared distance."""
+    D2tr, D2te = sq_distances(Ktr, Kte, te_sq)
+    med = median_sq_dist(D2tr)
     return np.exp(-(factor / med) * D2tr), np.exp(-(factor / med) * D2te)
 
 

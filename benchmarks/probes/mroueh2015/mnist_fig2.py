@@ -117,6 +117,21 @@ def _fit(Ktr, y, Kte, classes, select, gurls, holdout_rels=None):
     return rls_fit_predict(Ktr, y, Kte, classes=classes, kernel=True, seed=SEED, holdout_rels=holdout_rels, **select)
 
 
+def sq_distances(Ktr, Kte, te_sq):
+    """Squared distances (training, test-training) from the linear Gram matrices and the test rows' squared norms."""
+    tr_sq = np.diag(Ktr).copy()
+    return (np.maximum(tr_sq[:, None] + tr_sq[None, :] - 2 * Ktr, 0.0),
+            np.maximum(te_sq[:, None] + tr_sq[None, :] - 2 * Kte, 0.0))
+
+
+def median_sq_dist(D2tr, block=None):
+    """The Gaussian rows' width scale: the median squared distance over the pairs of 2000 training rows drawn with
+    ``SEED``. ``block(sub)``: the (2000, 2000) block of those rows as a NumPy array, where D2tr is not one."""
+    sub = np.random.default_rng(SEED).choice(len(D2tr), 2000, replace=False)
+    B = D2tr[np.ix_(sub, sub)] if block is None else block(sub)
+    return float(np.median(B[np.triu_indices(len(sub), 1)]))
+
+
 def run_row(d, probes, key, gaussian, sampling, G, wide, loo=False, centred=False, templates="gaussian",
             gurls=False):
     """One variant: CDF features, then the paper's linear RLS or a Gaussian-kernel RLS on them (λ by the 80/20
@@ -135,12 +150,9 @@ def run_row(d, probes, key, gaussian, sampling, G, wide, loo=False, centred=Fals
                               val_accuracy=out["val_accuracy"], selection=out["selection"], features_s=round(feat_s, 1),
                               rls_s=round(time.perf_counter() - t1, 1), **_lambdas(out)))
         return
-    tr_sq = np.diag(Ktr).copy()
-    D2tr = np.maximum(tr_sq[:, None] + tr_sq[None, :] - 2 * Ktr, 0.0)
-    D2te = np.maximum(te_sq[:, None] + tr_sq[None, :] - 2 * Kte, 0.0)
+    D2tr, D2te = sq_distances(Ktr, Kte, te_sq)
     del Ktr, Kte
-    sub = np.random.default_rng(SEED).choice(len(D2tr), 2000, replace=False)
-    med = float(np.median(D2tr[np.ix_(sub, sub)][np.triu_indices(len(sub), 1)]))
+    med = median_sq_dist(D2tr)
     best, per_factor = None, {}
     for f in WIDE_FACTORS if wide else GAUSS_FACTORS:
         o = _fit(np.exp(-(f / med) * D2tr), d.ytr, np.exp(-(f / med) * D2te), d.classes, select, gurls,

@@ -47,10 +47,12 @@ from orbitkernels.experiments._mroueh_rls import rls_holdout_gram_torch
 from orbitkernels.experiments.mroueh2015 import mnist_config
 from orbitkernels.features import GroupCDFFeatures
 from orbitkernels.features._engine import CDFPool, EnginePool, MaxAbsPool
+from orbitkernels.features.gicdf import auto_range
 from orbitkernels.utils.io import atomic_write_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mnist_fig2 import GAUSS_FACTORS, N_BINS, N_TEMPLATES, PAPER_ACCURACY, SEED, pixel_grid, pixel_key  # noqa: E402
+from mnist_fig2 import (GAUSS_FACTORS, N_BINS, N_TEMPLATES, PAPER_ACCURACY, SEED, median_sq_dist,  # noqa: E402
+                        pixel_grid, pixel_key)
 
 OUT = Path("results/mroueh2015/mnist_fig2_draws.json")
 PER_CLASS = 1000
@@ -70,6 +72,11 @@ class _OnDevice(EnginePool):
 
     def pool_into(self, S, bk, layout, out):
         self.rows.append(self.pool(S, bk, layout))
+
+
+def draw_pool(y, k):
+    """The training pool of draw k (``mroueh2015._load_mnist_arrays``): 1000 rows of each class, sorted."""
+    return stratified(y, PER_CLASS, np.random.default_rng([k, 1]))
 
 
 def make_estimator(group, *, device, n_templates=N_TEMPLATES, n_bins=N_BINS, max_memory_mb=16384, backend="torch"):
@@ -98,7 +105,7 @@ def device_features(est, X, value_range):
 
 
 def row_ranges(est, X):
-    """The largest |<x, g t>| of every row (``GroupCDFFeatures._after_fit``'s "auto" range before its margin)."""
+    """The largest |<x, g t>| of every row: ``gicdf.auto_range`` of a pool's is what its own ``fit`` sets."""
     return est._map(np.asarray(X, dtype=np.float32), MaxAbsPool(), 1)[:, 0]
 
 
@@ -120,10 +127,12 @@ def draw_rows(Ftr, ytr, Fte, yte, classes=tuple(range(10)), factors=GAUSS_FACTOR
     D2tr = (tr_sq[:, None] + tr_sq[None, :] - 2 * Ktr).clamp_(min=0.0)
     D2te = (te_sq[:, None] + tr_sq[None, :] - 2 * Kte).clamp_(min=0.0)
     del Ktr, Kte
-    n = len(D2tr)
-    sub = np.random.default_rng(seed).choice(n, min(2000, n), replace=False)
-    block = D2tr[torch.as_tensor(sub, device=D2tr.device)][:, torch.as_tensor(sub, device=D2tr.device)].cpu().numpy()
-    med = float(np.median(block[np.triu_indices(len(sub), 1)]))
+
+    def block(sub):
+        rows = torch.as_tensor(sub, device=D2tr.device)
+        return D2tr[rows][:, rows].cpu().numpy()
+
+    med = median_sq_dist(D2tr, block)  # run_row's width scale (its rows drawn with SEED)
     best, per_factor = None, {}
     for f in factors:
         o = rls_holdout_gram_torch(torch.exp(-(f / med) * D2tr), ytr, torch.exp(-(f / med) * D2te), classes=classes,
@@ -143,7 +152,7 @@ def check_rows(est, pool_rows, path):
     ref = np.load(path)
     F_cpu, r = ref["features"], float(ref["value_range"])
     F_dev = device_features(est, pool_rows[: len(F_cpu)], r).cpu().numpy()
-    step = np.sqrt(r / (est.n_bins_ * est.n_templates_)) / len(est.group_weights_)
+    step = est._pool_spec().scale / len(est.group_weights_)  # one count of a threshold at range r
     gap = np.abs(F_dev - F_cpu) / step
     return dict(rows=len(F_cpu), value_range=r, share_moved=float(np.mean(gap > 0.5)),
                 max_gap_counts=float(gap.max()))
@@ -156,7 +165,7 @@ def write_check_rows(path, n_rows=200):
 
     b = load_mnist(download=False)
     X = centred(b.x_train.reshape(len(b.x_train), -1).astype(np.float32) / 255.0)
-    pool = X[stratified(b.y_train.astype(int), PER_CLASS, np.random.default_rng([0, 1]))]
+    pool = X[draw_pool(b.y_train.astype(int), 0)]
     est = make_estimator(pixel_grid(), device=None, backend="numpy", max_memory_mb=1024).fit(pool)
     np.savez_compressed(path, features=est.transform(pool[:n_rows]), value_range=est.range_, rows=np.arange(n_rows))
 
@@ -236,7 +245,7 @@ def main(argv=None):
         y = b.y_train.astype(int)
         Xte = centred(b.x_test.reshape(len(b.x_test), -1).astype(np.float32) / 255.0)
         yte = b.y_test.astype(int)
-        pools = {k: stratified(y, PER_CLASS, np.random.default_rng([k, 1])) for k in todo}
+        pools = {k: draw_pool(y, k) for k in todo}
         est = make_estimator(pixel_grid(), device=args.device, max_memory_mb=args.max_memory_mb)
         t0 = time.perf_counter()
         est.fit(X[pools[todo[0]]])
@@ -244,14 +253,13 @@ def main(argv=None):
         t0 = time.perf_counter()
         tops = row_ranges(est, X)  # every training digit's largest projection, once
         top_s = time.perf_counter() - t0
-        own = float(tops[pools[todo[0]]].max()) * (1 + 1e-6) or 1.0
         store["setup"] = dict(fit_s=fit_s, row_ranges_s=top_s, device=str(est.plan_.backend.device),
                               gpu=torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None,
                               torch=torch.__version__, engine_path=est.plan_.path,
                               n_group_elements=len(est.group_weights_), tf32_as_found=tf32_found,
-                              fit_range_equals_row_ranges=bool(own == est.range_))
+                              fit_range_equals_row_ranges=bool(auto_range(tops[pools[todo[0]]]) == est.range_))
         if args.check_rows is not None:
-            check = check_rows(est, X[stratified(y, PER_CLASS, np.random.default_rng([0, 1]))], args.check_rows)
+            check = check_rows(est, X[draw_pool(y, 0)], args.check_rows)
             store["setup"]["cpu_rows_check"] = check
             print("CPU rows check:", json.dumps(check), flush=True)
             if check["share_moved"] > 1e-4:
@@ -262,7 +270,7 @@ def main(argv=None):
                 break
             t0 = time.perf_counter()
             pool = pools[k]
-            r = float(tops[pool].max()) * (1 + 1e-6) or 1.0
+            r = auto_range(tops[pool])
             Ftr = device_features(est, X[pool], r)
             Fte = device_features(est, Xte, r)
             feat_s = time.perf_counter() - t0

@@ -43,6 +43,13 @@ def sample_cdf_templates(n_templates, n_features, rng, *, sampling="gaussian", e
     )
 
 
+def auto_range(largest):
+    """``range_`` for ``value_range="auto"`` from the largest ``|<x, g t>|`` of each training row (any shape): their
+    maximum with a relative margin of 1e-6, so that the largest projection stays within the thresholds; 1 when every
+    projection is 0."""
+    return float(np.max(largest)) * (1 + 1e-6) or 1.0
+
+
 class GroupCDFFeatures(OrbitFeaturesBase):
     """Group-invariant CDF features Φ(x) ∈ R^{m(2n+1)} (Mroueh et al. 2015, §2).
 
@@ -161,8 +168,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
             self.range_ = 1.0 + float(self.epsilon)
         elif isinstance(self.value_range, str):  # "auto"
             # the largest |<x, g t>| over the training rows, in bounded-memory blocks like transform
-            top = self._map(X, MaxAbsPool(), 1)
-            self.range_ = float(top.max()) * (1 + 1e-6) or 1.0
+            self.range_ = auto_range(self._map(X, MaxAbsPool(), 1))
         else:
             self.range_ = float(self.value_range)
 
