@@ -269,3 +269,26 @@ def test_rotated_mnist_headline_is_the_summary_of_its_stored_rows():
     beyond = [h["name"] for h in res["headline"] if "[beyond paper] accuracy % (D=" in h["name"]
               or "(the paper's sampling) accuracy % (D=" in h["name"]]
     assert beyond and all("(D=14000)" in n or "(D=7000)" in n for n in beyond)
+
+
+def test_generated_tables_have_as_many_cells_in_every_row_as_in_their_header():
+    """A literal '|' in a cell (|G|, |<Φx, Φz>|) must be escaped, or the row splits into more cells than its table
+    has columns; every markdown table of the pages (generated or not) keeps its header's width."""
+    import re
+
+    split = re.compile(r"(?<!\\)\|")
+    pages = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+    checked = 0
+    for page in pages:
+        width, fenced = None, False
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            fenced ^= line.startswith("```")
+            if fenced or not line.startswith("|"):
+                width = None
+                continue
+            cells = len(split.split(line.strip())) - 2
+            if width is None:
+                width = cells
+            assert cells == width, f"{page.name}:{n} has {cells} cells where its table has {width}: {line[:120]}"
+            checked += 1
+    assert checked > 500

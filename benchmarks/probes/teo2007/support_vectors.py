@@ -17,11 +17,17 @@ transformations, the full 10k test set):
   (example, label, transformation) with α > 0 (for one-vs-one: the sum over the 45 machines);
 - **ε of Algorithm 1** (0.1 is SVMStruct's default, the reproduction's): 0.01, 0.1 and 0.5 for both.
 
+- **training size** (``--per-class``): the paper's sizes 10-40 per class and sizes past its figure (100, 200),
+  drawn as the reproduction draws a cell of that size, at the same (γ, C); SVMStruct's default ε only and the
+  three conventions above (libsvm one-vs-one, multi-class with C, Invar-SVM), to see whether the ratio moves
+  towards one half as the training set grows.
+
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/teo2007/support_vectors.py``;
 each finished variant is written at once to ``results/teo2007/support_vectors_probes.json`` and skipped on a
-rerun (``--draws 0 1 2`` chooses the draws).
+rerun (``--draws 0 1 2`` chooses the draws, ``--per-class 100`` the training size).
 """
 import argparse
+import re
 import time
 from pathlib import Path
 
@@ -39,14 +45,14 @@ OUT = Path("results/teo2007/support_vectors_probes.json")
 SEED, PER_CLASS, GAMMA, C = 0, 50, 0.02, 10.0   # the reproduction's seed, largest size and selected (γ, C)
 
 
-def data(draw):
-    """The training digits of the reproduction's cell (n = 50, draw), its test set and transformations."""
+def data(draw, per_class=PER_CLASS):
+    """The training digits of the reproduction's cell (``per_class``, draw), its test set and transformations."""
     b = load_mnist()
     Xall = b.x_train.reshape(len(b.x_train), -1).astype(np.float64) / 255.0
     yall = b.y_train.astype(int)
     perm = np.random.default_rng([SEED, 2007]).permutation(len(yall))
     pool = np.sort(perm[MNIST_FULL["n_valid"]:])
-    idx = stratified(yall, PER_CLASS, np.random.default_rng([SEED, PER_CLASS, draw]), pool)
+    idx = stratified(yall, per_class, np.random.default_rng([SEED, per_class, draw]), pool)
     Xte = b.x_test.reshape(len(b.x_test), -1).astype(np.float64) / 255.0
     return Xall[idx], yall[idx], Xte, b.y_test.astype(int), mnist_transformations()
 
@@ -70,14 +76,41 @@ def invariant(X, y, Xte, yte, V, n, transformations, C, tol):
                 passes=int(model.n_iter_), converged=bool(model.converged_), fit_s=round(fit_s, 1))
 
 
-def main(draws):
+def ratios_by_size(variants):
+    """Invar-SVM over VIR-SVM at each training size, SVMStruct's default ε, mean over the draws that have all three
+    fits: distinct transformed vectors against the multi-class VIR-SVM (the paper's solver) and against libsvm's
+    one-vs-one (the reproduction's), and active constraints against the multi-class VIR-SVM.
+
+    Returns ``{per_class: {"draws": [...], "vectors": r, "vectors_ovo": r, "active": r}}``, sizes ascending."""
+    pattern = re.compile(r"^(?:n(\d+) )?draw(\d+) (.+)$")
+    fits = {}
+    for key, v in variants.items():
+        m = pattern.match(key)
+        if m:
+            size = int(m.group(1) or PER_CLASS)
+            fits.setdefault((size, int(m.group(2))), {})[m.group(3)] = v
+    out = {}
+    for (size, draw), f in sorted(fits.items()):
+        inv, mc, ovo = (f.get(k) for k in ("Invar-SVM eps=0.1, C", "VIR-SVM multi-class eps=0.1, C",
+                                            "VIR-SVM libsvm one-vs-one, C"))
+        if inv and mc and ovo:
+            row = out.setdefault(size, {"draws": [], "vectors": [], "vectors_ovo": [], "active": []})
+            row["draws"].append(draw)
+            row["vectors"].append(inv["transformed_vectors"] / mc["transformed_vectors"])
+            row["vectors_ovo"].append(inv["transformed_vectors"] / ovo["transformed_vectors"])
+            row["active"].append(inv["active_constraints"] / mc["active_constraints"])
+    return {size: {k: (v if k == "draws" else float(np.mean(v))) for k, v in row.items()}
+            for size, row in out.items()}
+
+
+def main(draws, sizes=(PER_CLASS,)):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/teo2007/support_vectors.py", experiment="mnist",
                        per_class=PER_CLASS, gamma=GAMMA, C=C, seed=SEED)
     record = probes.record
 
-    for draw in draws:
-        X, y, Xte, yte, trans = data(draw)
+    for per_class, draw in ((p, d) for p in sizes for d in draws):
+        X, y, Xte, yte, trans = data(draw, per_class)
         n, r = len(X), len(trans) + 1
         V = np.vstack([X] + [t(X) for t in trans])    # original, then each transformation: row k -> (k % n, k // n)
         yV = np.tile(y, r)
@@ -90,24 +123,29 @@ def main(draws):
                         transformed_vectors=int(model.n_support_.sum()),
                         distinct_originals=int(len(np.unique(model.support_ % n))), active_constraints=active)
 
-        record(f"draw{draw} VIR-SVM libsvm one-vs-one, C", vir_ovo)
-        record(f"draw{draw} Invar-SVM eps=0.1, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.1))
-        record(f"draw{draw} VIR-SVM multi-class eps=0.1, C",
-               lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.1))
-        record(f"draw{draw} VIR-SVM multi-class eps=0.1, C/21",
+        # the 50/class keys predate the size axis; other sizes name theirs
+        tag = f"draw{draw}" if per_class == PER_CLASS else f"n{per_class} draw{draw}"
+        record(f"{tag} VIR-SVM libsvm one-vs-one, C", vir_ovo)
+        record(f"{tag} Invar-SVM eps=0.1, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.1))
+        record(f"{tag} VIR-SVM multi-class eps=0.1, C", lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.1))
+        if per_class != PER_CLASS:
+            record(f"{tag} STD-SVM multi-class eps=0.1, C", lambda: invariant(X, y, Xte, yte, X, n, None, C, 0.1))
+            continue
+        record(f"{tag} VIR-SVM multi-class eps=0.1, C/21",
                lambda: invariant(V, yV, Xte, yte, V, n, None, C / r, 0.1))
-        record(f"draw{draw} STD-SVM multi-class eps=0.1, C",
-               lambda: invariant(X, y, Xte, yte, X, n, None, C, 0.1))
-        record(f"draw{draw} Invar-SVM eps=0.01, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.01))
-        record(f"draw{draw} VIR-SVM multi-class eps=0.01, C",
+        record(f"{tag} STD-SVM multi-class eps=0.1, C", lambda: invariant(X, y, Xte, yte, X, n, None, C, 0.1))
+        record(f"{tag} Invar-SVM eps=0.01, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.01))
+        record(f"{tag} VIR-SVM multi-class eps=0.01, C",
                lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.01))
-        record(f"draw{draw} Invar-SVM eps=0.5, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.5))
-        record(f"draw{draw} VIR-SVM multi-class eps=0.5, C",
+        record(f"{tag} Invar-SVM eps=0.5, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.5))
+        record(f"{tag} VIR-SVM multi-class eps=0.5, C",
                lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.5))
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--draws", type=int, nargs="+", default=[0])
+    ap.add_argument("--per-class", type=int, nargs="+", default=[PER_CLASS])
+    args = ap.parse_args()
     with threadpool_limits(1):
-        main(ap.parse_args().draws)
+        main(args.draws, args.per_class)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -32,12 +33,13 @@ from ..features import GroupCDFFeatures
 from ..groups import (BlockPermutation, CyclicShift, ImageRotation, ImageTranslation, LogUniform, PitchShift,
                       TimeWarp, Uniform)
 from ..kernels import HaarKernel
+from ..utils.io import read_json
 from ..utils.progress import progress
 from ._common import PAPER_SAMPLING, mean_std as _mean_std, pyplot as _matplotlib, seed_from as _rs
 from ._common import stratified as _stratified
 from ._mroueh_rls import one_nn_accuracy, rls_fit_predict
 from ._runner import ExperimentRun, headline
-from .report import format_value, render_paper_page, write_page
+from .report import format_value, md_cell, notes_lines, paper_folder, render_paper_page, write_page
 
 __all__ = ["EXPERIMENTS", "PAPER", "render_markdown", "write_markdown", "run_xperm", "run_mnist", "run_speech",
            "run_theorems", "xperm_config", "mnist_config", "theorem1_bounds", "orbit_distance",
@@ -998,17 +1000,39 @@ PAPER_CLAIMS = {
 
 def _headline_rows(cells):
     return ["| cell | ours | paper | better |", "| --- | --- | --- | --- |"] + [
-        f"| {h['name']} | {_fmt(h['ours'])} | {_fmt(h['paper'])} | {h['better']} |" for h in cells]
+        f"| {md_cell(h['name'])} | {_fmt(h['ours'])} | {_fmt(h['paper'])} | {h['better']} |" for h in cells]
 
 
 def _fmt(v):
     return format_value(v, ".4f")
 
 
+DRAWS_FILE = "mnist_fig2_draws.json"
+
+
+def _draws_lines(folder):
+    """Figure 2 at the paper's protocol, the mean over training draws: the cells of the GPU run
+    (``benchmarks/probes/mroueh2015/mnist_fig2_draws.py``, too long for a CPU run of the experiment)."""
+    path = Path(folder) / DRAWS_FILE
+    if not path.exists():
+        return []
+    res = read_json(path)
+    if not res.get("headline"):
+        return []
+    return [f"**At the paper's protocol** (the mean over training draws; {res['setup']['gpu']}, `{res['command']}`, "
+            f"[`results/{PAPER}/{DRAWS_FILE}`](../../results/{PAPER}/{DRAWS_FILE}); the experiments behind it are on "
+            "the [fidelity page](../fidelity.md)):", ""] + _headline_rows(res["headline"]) + [""]
+
+
 def render_markdown(results_dir=None) -> str:
     """The reproduction page, generated from ``<results_dir>/mroueh2015/*.json`` (full runs only)."""
+    folder = paper_folder(results_dir, PAPER)
+
+    def notes(res):
+        return notes_lines(res) + (_draws_lines(folder) if res.get("experiment") == "mnist" else [])
+
     return render_paper_page(PAPER, PAPER_TITLE, {name: PAPER_CLAIMS[name] for name in EXPERIMENTS}, results_dir,
-                             headline=_headline_rows, tables=_tables)
+                             headline=_headline_rows, tables=_tables, notes=notes)
 
 
 def _curve_table(curves, xkey, xlabel):
@@ -1036,12 +1060,12 @@ def _tables(name, data):
                 f"max {sp['abs_max']:.4f}; the paper's range is ±{sp['paper_s']}.", "",
                 "| ablation | accuracy | threshold range | share of non-constant bin steps |", "| --- | --- | --- | --- |"]
         for v, c in data["ablation"].items():
-            out.append(f"| {v} | {c['accuracy']:.4f} | {c['range']:.4f} | {c['fraction_of_nonconstant_bins']:.3f} |")
+            out.append(f"| {md_cell(v)} | {c['accuracy']:.4f} | {c['range']:.4f} | {c['fraction_of_nonconstant_bins']:.3f} |")
         out.append("")
         if data.get("gap"):
             out += ["Group sampling at the full pool (same templates, CDF(50,500)):", "",
                     "| group elements | accuracy | seconds |", "| --- | --- | --- |"]
-            out += [f"| {k} | {c['accuracy']:.4f} | {c['seconds']} |" for k, c in data["gap"].items()]
+            out += [f"| {md_cell(k)} | {c['accuracy']:.4f} | {c['seconds']} |" for k, c in data["gap"].items()]
             out.append("")
     elif name == "speech":
         out += ["Accuracy on unseen speakers against the number of templates:", ""]
@@ -1049,7 +1073,7 @@ def _tables(name, data):
         if data.get("ablation"):
             out += ["Ablation (one template draw):", "", "| variant | accuracy | test recordings | path |",
                     "| --- | --- | --- | --- |"]
-            out += [f"| {v['variant']} | {v['accuracy']:.4f} | {v['n_test']} | {v['path']} |"
+            out += [f"| {md_cell(v['variant'])} | {v['accuracy']:.4f} | {v['n_test']} | {v['path']} |"
                     for v in data["ablation"].values()]
             out.append("")
     elif name == "theorems":

@@ -18,7 +18,7 @@ from . import page_of
 from ._runner import default_results_dir
 
 __all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder",
-           "write_page", "fill_notes", "render_probes", "probe_pointers", "PROBES_PAGE", "main"]
+           "write_page", "fill_notes", "notes_lines", "md_cell", "render_probes", "probe_pointers", "PROBES_PAGE", "main"]
 
 #: The page whose generated block (``<!-- probes:begin -->`` ... ``<!-- probes:end -->``) lists every probe.
 PROBES_PAGE = "docs/fidelity.md"
@@ -59,7 +59,7 @@ def format_value(v, spec=".4g"):
 _fmt = format_value
 
 
-def _md(text):
+def md_cell(text):
     """A table cell: a literal '|' (as in |<Φx, Φz>|) would split the row."""
     return str(text).replace("|", "\\|")
 
@@ -91,7 +91,7 @@ def render_results(results_dir="results"):
                   "| --- | --- | --- | --- | --- | --- |"]
         for name, res in items:
             for cell in res["headline"]:
-                lines.append(f"| [{name}](../results/{paper}/{name}.json) | {_md(cell.get('name'))} | "
+                lines.append(f"| [{name}](../results/{paper}/{name}.json) | {md_cell(cell.get('name'))} | "
                              f"{_fmt(cell.get('ours'))} | {_fmt(cell.get('paper'))} | {cell.get('better', '')} | "
                              f"{_verdict(cell)} |")
         lines.append("")
@@ -113,7 +113,7 @@ def render_readme_block(results_dir="results"):
             for cell in res["headline"]:
                 if cell.get("paper") is None:
                     continue
-                lines.append(f"| {paper} | [{name}]({page_of(paper)}) | {_md(cell.get('name'))} | "
+                lines.append(f"| {paper} | [{name}]({page_of(paper)}) | {md_cell(cell.get('name'))} | "
                              f"{_fmt(cell.get('ours'))} | {_fmt(cell.get('paper'))} | {_verdict(cell)} |")
                 n += 1
     if not n:
@@ -165,7 +165,8 @@ def _not_run(name, path):
     return [f"*Not run yet* (`{path.name}` missing).", ""]
 
 
-def _notes(res):
+def notes_lines(res):
+    """The **Notes.** paragraph of a results file, as page lines (none when it has no notes)."""
     return [f"**Notes.** {res['notes']}", ""] if res.get("notes") else []
 
 
@@ -188,7 +189,7 @@ def experiment_section(paper, name, claim, folder, *, run_facts=_run_facts, miss
 
 
 def render_paper_page(paper, title, claims, results_dir, *, headline, tables, intro=None, run_facts=_run_facts,
-                      missing=_not_run, notes=_notes, quick=False):
+                      missing=_not_run, notes=notes_lines, quick=False):
     """A paper's reproduction page from ``<results_dir>/<paper>/<experiment>.json``, one section per claim.
 
     Every section is: heading, the paper's claim, ``run_facts(result)`` (or ``missing(name, path)`` when the
@@ -218,7 +219,7 @@ def probe_pointers(folder, experiment):
     for path in sorted(Path(folder).glob("*_probes.json")):
         res = read_json(path)
         if res.get("experiment") == experiment:
-            out.append(f"- {_md(res.get('protocol', path.stem))} `{res.get('script', '(script not recorded)')}`, "
+            out.append(f"- {md_cell(res.get('protocol', path.stem))} `{res.get('script', '(script not recorded)')}`, "
                        f"{len(res.get('variants') or {})} variants.")
     if not out:
         return []
@@ -282,7 +283,7 @@ def fill_notes(template, values):
 def _probe_cell(v):
     if isinstance(v, bool):
         return "yes" if v else "no"
-    return _md(format_value(v))
+    return md_cell(format_value(v))
 
 
 def render_probes(results_dir="results"):
@@ -299,13 +300,13 @@ def render_probes(results_dir="results"):
             cols += [k for k, x in v.items() if k not in cols and k != "load_avg_1min"
                      and (x is None or isinstance(x, (int, float, str, bool)))]
         rel = path.relative_to(root).as_posix()
-        out += [f"### {_md(res.get('protocol', path.stem))}", "",
+        out += [f"### {md_cell(res.get('protocol', path.stem))}", "",
                 f"Script `{res.get('script', '(not recorded)')}`; results `results/{rel}`"
                 f" ({len(variants)} variants).", ""]
         if variants:
-            out += ["| variant | " + " | ".join(_md(c) for c in cols) + " |",
+            out += ["| variant | " + " | ".join(md_cell(c) for c in cols) + " |",
                     "|---" * (len(cols) + 1) + "|"]
-            out += [f"| {_md(k)} | " + " | ".join(_probe_cell(v.get(c)) for c in cols) + " |"
+            out += [f"| {md_cell(k)} | " + " | ".join(_probe_cell(v.get(c)) for c in cols) + " |"
                     for k, v in variants.items()]
             out.append("")
     if not out:
