@@ -230,3 +230,32 @@ def test_gpu_draws_run_gives_the_results_page_its_cells():
     page = (ROOT / "docs/results.md").read_text()
     assert all(f"| {c['name'].replace('|', chr(92) + '|')} | {c['ours']:.4g} | 0.9897 | higher | below |" in page
                for c in cells)
+
+
+def test_hyperkernel_seeds_paragraph_quotes_its_probe():
+    """docs/fidelity.md's paragraph on the hyperkernel over first-layer draws (Raj Table 2, LGIKA (RF)) quotes
+    hyperkernel_seeds.py's cells and its summary, which is the mean of those cells and seed 0's recorded ones."""
+    hs = probe_module("benchmarks/probes/raj2017/hyperkernel_seeds.py")
+    v = json.loads((ROOT / "results/raj2017/hyperkernel_seeds_probes.json").read_text())["variants"]
+    cells = json.loads((ROOT / "results/raj2017/rotated_mnist.json").read_text())["cells"]
+    s = v[hs.SUMMARY]
+    assert s["seeds"] == [0, 1, 2]
+    first = [cells["lgika_rf_r100_qmc|14000"]["accuracy"]] + [v[hs.first_layer_key(k)]["accuracy"] for k in (1, 2)]
+    hyper = [cells["hyper|lgika_rf_r100_qmc|14000"]["accuracy"]] + [v[hs.hyper_key(k)]["accuracy"] for k in (1, 2)]
+    assert (s["first_layer_mean"], s["accuracy"]) == pytest.approx((np.mean(first), np.mean(hyper)))
+    assert all(v[hs.first_layer_key(k)]["accuracy"] == v[hs.first_layer_key(k)]["iid_rotations_accuracy"]
+               for k in (1, 2))
+    assert s["seeds_at_or_above_paper"] == 0 and max(hyper) < 97.18
+    page = " ".join((ROOT / "docs/fidelity.md").read_text().split())
+    f1, h1, h2 = (v[hs.first_layer_key(1)], v[hs.hyper_key(1)], v[hs.hyper_key(2)])
+    for text in (f"giving its {f1['accuracy']:.3f} and {v[hs.first_layer_key(2)]['accuracy']:.3f} % again",
+                 f"**{h1['accuracy']:.3f} %** (γ₂ factor {h1['layer2_factor']:g})", f"**{h2['accuracy']:.3f} %**",
+                 f"the first layer averages {s['first_layer_mean']:.2f} %",
+                 f"the hyperkernel **{s['accuracy']:.2f} %** ({min(hyper):.2f}-{max(hyper):.2f})",
+                 f"a gain of {s['hyper_gain_mean']:.2f} where",
+                 f"({max(hyper) - min(hyper):.2f} points against {max(first) - min(first):.2f})",
+                 f"their mean is {97.18 - s['accuracy']:.2f} below it"):
+        assert text in page, text
+    assert h2["layer2_factor"] == cells["hyper|lgika_rf_r100_qmc|14000"]["layer2_factor"] != h1["layer2_factor"]
+    valid = [max(a) for a in cells["hyper|lgika_rf_r100_qmc|14000"]["valid_acc"].values()]
+    assert max(valid) - min(valid) <= 0.001 + 1e-12

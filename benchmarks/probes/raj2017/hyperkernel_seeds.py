@@ -1,0 +1,106 @@
+"""Raj et al. 2017, Table 2: is LGIKA (RF)'s exact hyperkernel (97.12 % against the paper's 2nd layer, 97.18 %) short by more than the spread of the first layer's frequency draws?
+
+The headline row ``lgika_rf_r100_qmc|14000`` (D = 14000, r = 100 low-variance rotations, the law and γ the
+validation chose) gives 96.87 % with the frequencies of seed 0; ``iid_rotations.py`` drew the same row with seeds 1
+and 2: 96.85 and 96.91 %. The row's 2nd layers rest on that one draw: the exact Gaussian hyperkernel on it
+(``raj2017._image_hyper_cell``, the D₂ → ∞ limit of the 2nd RF layer; γ₂ factor and λ on the validation split,
+refit on train + validation) gives 97.12 %, 0.06 below the paper's 97.18 %, i.e. 30 of the 50,000 test digits. This
+probe computes the same two cells (first layer, hyperkernel on it) on the first layers of seeds 1 and 2, each
+recomputed as ``iid_rotations.py`` drew it (its recorded first-layer accuracy is the control), and stores the mean
+over the three seeds with seed 0's recorded cells.
+
+Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/hyperkernel_seeds.py
+--seeds 1 2`` (one seed per process lets two run side by side, ~25 minutes each on one core); each finished
+variant is written at once to ``results/raj2017/hyperkernel_seeds_probes.json`` and skipped on a rerun.
+"""
+import argparse
+import re
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from orbitkernels.experiments import raj2017
+from orbitkernels.experiments._common import PAPER_FREQUENCIES
+from orbitkernels.experiments._raj_eval import median_sq_dist
+from orbitkernels.experiments.report import ProbeFile
+from orbitkernels.features import OrbitFourierFeatures
+from orbitkernels.groups import ImageRotation
+from orbitkernels.utils.io import read_json
+
+OUT = Path("results/raj2017/hyperkernel_seeds_probes.json")
+RECORD = Path("results/raj2017/rotated_mnist.json")
+DRAWS = Path("results/raj2017/iid_rotations_probes.json")
+SEED, DIM, R, ROW = 0, 14000, 100, "lgika_rf_r100_qmc"
+PAPER_2ND_LAYER = 97.18
+SUMMARY = "mean over the seeds (seed 0: the recorded cells)"
+
+
+def first_layer_key(seed):
+    return f"seed {seed}: first layer"
+
+
+def hyper_key(seed):
+    return f"seed {seed}: exact hyperkernel on it"
+
+
+def summarise(probes):
+    """The mean over seed 0 (the recorded cells) and the seeds run here that have both cells, and the spread."""
+    v = probes.store["variants"]
+    seeds = sorted({s for s in (int(m.group(1)) for m in map(re.compile(r"^seed (\d+): ").match, v) if m)
+                    if first_layer_key(s) in v and hyper_key(s) in v})
+    if not seeds:
+        return
+    cells = read_json(RECORD)["cells"]
+    first = [cells[f"{ROW}|{DIM}"]["accuracy"]] + [v[first_layer_key(s)]["accuracy"] for s in seeds]
+    hyper = [cells[f"hyper|{ROW}|{DIM}"]["accuracy"]] + [v[hyper_key(s)]["accuracy"] for s in seeds]
+    probes.save(SUMMARY, {
+        "seeds": [SEED] + seeds, "first_layer_mean": float(np.mean(first)), "first_layer_range": [min(first),
+                                                                                                 max(first)],
+        "accuracy": float(np.mean(hyper)), "hyper_range": [min(hyper), max(hyper)],
+        "hyper_gain_mean": float(np.mean(np.subtract(hyper, first))), "paper": PAPER_2ND_LAYER,
+        "seeds_at_or_above_paper": int(np.sum(np.round(hyper, 3) >= PAPER_2ND_LAYER))})
+
+
+def main(seeds):
+    probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
+                       script="benchmarks/probes/raj2017/hyperkernel_seeds.py", experiment="rotated_mnist",
+                       row=ROW, dim=DIM, r=R)
+    _, X, y, train, valid, test = raj2017.rotated_mnist_split()
+    cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
+    chosen = read_json(RECORD)["cells"]["select|lgika_rf"]
+    gamma = chosen["gamma_factor"] / median_sq_dist(X[train], seed=SEED)
+    drawn = read_json(DRAWS)["variants"] if DRAWS.exists() else {}
+
+    for seed in seeds:
+        if probes.has(first_layer_key(seed)) and probes.has(hyper_key(seed)):
+            continue
+        # iid_rotations.py's low-variance row of this seed: the same law, γ, r, frequencies and engine
+        fm = OrbitFourierFeatures(ImageRotation((28, 28), angle=raj2017._angle_law(chosen["law"])), sampling="qmc",
+                                  gamma=gamma, n_components=DIM // 2, n_group_samples=R,
+                                  frequencies=PAPER_FREQUENCIES, random_state=seed,
+                                  **raj2017.engine_options()).fit(X[train])
+        F = fm.transform(X).astype(np.float32)
+
+        def layer1():
+            c = raj2017._classification_cell(F, y, train, valid, test, 10, {"layer2_dim": 0}, SEED)
+            control = drawn.get(f"D={DIM}, r={R} low-variance (qmc), seed {seed}", {}).get("accuracy")
+            return {"accuracy": c["accuracy"], "lambda": c["lambda"], "valid_acc": max(c["valid_acc"]["0"]),
+                    "iid_rotations_accuracy": control}
+
+        def hyper():
+            r = raj2017._image_hyper_cell(F, y, train, valid, test, 10, cfg["layer2_exact"]["factors"], SEED)
+            return {"accuracy": r["accuracy"], "layer2_factor": r["layer2_factor"], "lambda": r["lambda"],
+                    "valid_acc": max(max(a) for a in r["valid_acc"].values())}
+
+        probes.record(first_layer_key(seed), layer1)
+        probes.record(hyper_key(seed), hyper)
+        del F
+    summarise(probes)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    with threadpool_limits(1):
+        main(ap.parse_args().seeds)
