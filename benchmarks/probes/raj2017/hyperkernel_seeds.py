@@ -15,6 +15,7 @@ variant is written at once to ``results/raj2017/hyperkernel_seeds_probes.json`` 
 """
 import argparse
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,14 +23,14 @@ from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
 from orbitkernels.experiments._common import PAPER_FREQUENCIES
-from orbitkernels.experiments._raj_eval import median_sq_dist
 from orbitkernels.experiments.report import ProbeFile
 from orbitkernels.features import OrbitFourierFeatures
-from orbitkernels.groups import ImageRotation
 from orbitkernels.utils.io import read_json
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rmnist_lgika_row import RECORD, lgika_row  # noqa: E402
+
 OUT = Path("results/raj2017/hyperkernel_seeds_probes.json")
-RECORD = Path("results/raj2017/rotated_mnist.json")
 DRAWS = Path("results/raj2017/iid_rotations_probes.json")
 SEED, DIM, R, ROW = 0, 14000, 100, "lgika_rf_r100_qmc"
 PAPER_2ND_LAYER = 97.18
@@ -62,42 +63,41 @@ def summarise(probes):
         "seeds_at_or_above_paper": int(np.sum(np.round(hyper, 3) >= PAPER_2ND_LAYER))})
 
 
+def run_seed(probes, row, seed, drawn):
+    """The two cells of one seed's first layer, drawn as ``iid_rotations.py`` drew its low-variance row of that seed
+    (the same law, γ, r, frequencies and engine); ``drawn``: that probe's variants, whose accuracy is the control."""
+    if probes.has(first_layer_key(seed)) and probes.has(hyper_key(seed)):
+        return
+    fm = OrbitFourierFeatures(row.group, sampling="qmc", gamma=row.gamma, n_components=DIM // 2, n_group_samples=R,
+                              frequencies=PAPER_FREQUENCIES, random_state=seed,
+                              **raj2017.engine_options()).fit(row.X[row.train])
+    F = fm.transform(row.X).astype(np.float32)
+    split = (row.y, row.train, row.valid, row.test, 10)
+
+    def layer1():
+        c = raj2017._classification_cell(F, *split, {"layer2_dim": 0}, SEED)
+        control = drawn.get(f"D={DIM}, r={R} low-variance (qmc), seed {seed}", {}).get("accuracy")
+        return {"accuracy": c["accuracy"], "lambda": c["lambda"], "valid_acc": max(c["valid_acc"]["0"]),
+                "iid_rotations_accuracy": control}
+
+    def hyper():
+        r = raj2017._image_hyper_cell(F, *split, row.cfg["layer2_exact"]["factors"], SEED)
+        return {"accuracy": r["accuracy"], "layer2_factor": r["layer2_factor"], "lambda": r["lambda"],
+                "valid_acc": max(max(a) for a in r["valid_acc"].values())}
+
+    probes.record(first_layer_key(seed), layer1)
+    probes.record(hyper_key(seed), hyper)
+
+
 def main(seeds):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/raj2017/hyperkernel_seeds.py", experiment="rotated_mnist",
                        row=ROW, dim=DIM, r=R)
-    _, X, y, train, valid, test = raj2017.rotated_mnist_split()
-    cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
-    chosen = read_json(RECORD)["cells"]["select|lgika_rf"]
-    gamma = chosen["gamma_factor"] / median_sq_dist(X[train], seed=SEED)
+    row = lgika_row(SEED)
     drawn = read_json(DRAWS)["variants"] if DRAWS.exists() else {}
-
     for seed in seeds:
-        if probes.has(first_layer_key(seed)) and probes.has(hyper_key(seed)):
-            continue
-        # iid_rotations.py's low-variance row of this seed: the same law, γ, r, frequencies and engine
-        fm = OrbitFourierFeatures(ImageRotation((28, 28), angle=raj2017._angle_law(chosen["law"])), sampling="qmc",
-                                  gamma=gamma, n_components=DIM // 2, n_group_samples=R,
-                                  frequencies=PAPER_FREQUENCIES, random_state=seed,
-                                  **raj2017.engine_options()).fit(X[train])
-        F = fm.transform(X).astype(np.float32)
-
-        def layer1():
-            c = raj2017._classification_cell(F, y, train, valid, test, 10, {"layer2_dim": 0}, SEED)
-            control = drawn.get(f"D={DIM}, r={R} low-variance (qmc), seed {seed}", {}).get("accuracy")
-            return {"accuracy": c["accuracy"], "lambda": c["lambda"], "valid_acc": max(c["valid_acc"]["0"]),
-                    "iid_rotations_accuracy": control}
-
-        def hyper():
-            r = raj2017._image_hyper_cell(F, y, train, valid, test, 10, cfg["layer2_exact"]["factors"], SEED)
-            return {"accuracy": r["accuracy"], "layer2_factor": r["layer2_factor"], "lambda": r["lambda"],
-                    "valid_acc": max(max(a) for a in r["valid_acc"].values())}
-
-        probes.record(first_layer_key(seed), layer1)
-        probes.record(hyper_key(seed), hyper)
-        del F
+        run_seed(probes, row, seed, drawn)
     summarise(probes)
-
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])

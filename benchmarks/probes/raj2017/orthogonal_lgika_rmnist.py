@@ -15,19 +15,19 @@ at once to ``results/raj2017/orthogonal_lgika_rmnist_probes.json`` and skipped o
 """
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
-from orbitkernels.experiments._raj_eval import median_sq_dist
 from orbitkernels.experiments.report import ProbeFile
-from orbitkernels.groups import ImageRotation
-from orbitkernels.utils.io import read_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rmnist_lgika_row import lgika_row  # noqa: E402
 
 OUT = Path("results/raj2017/orthogonal_lgika_rmnist_probes.json")
-RECORD = Path("results/raj2017/rotated_mnist.json")
 SEED, DIM, ROW = 0, 14000, "lgika_rf_r100_qmc"
 
 
@@ -35,16 +35,12 @@ def main(part):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/raj2017/orthogonal_lgika_rmnist.py", experiment="rotated_mnist",
                        seed=SEED, dim=DIM, row=ROW)
-    _, X, y, train, valid, test = raj2017.rotated_mnist_split()
-    cfg = raj2017.CONFIGS["rotated_mnist"]["reduced"]
-    chosen = read_json(RECORD)["cells"]["select|lgika_rf"]
-    scale = median_sq_dist(X[train], seed=SEED)
-    group = ImageRotation((28, 28), angle=raj2017._angle_law(chosen["law"]))
+    base = lgika_row(SEED)
+    X, y, train, valid, test, cfg = base.X, base.y, base.train, base.valid, base.test, base.cfg
     row = dataclasses.replace(raj2017.METHODS[ROW], name=f"{ROW}_orthogonal", frequencies="orthogonal")
 
     def first_layer():
-        fm = raj2017._image_feature_map(row, group, DIM, chosen["gamma_factor"] / scale, cfg["r"], cfg,
-                                        SEED).fit(X[train])
+        fm = raj2017._image_feature_map(row, base.group, DIM, base.gamma, cfg["r"], cfg, SEED).fit(X[train])
         assert fm.frequencies_ == "orthogonal"
         return fm.transform(X).astype(np.float32)
 
