@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 from conftest import probe_module
 
-from orbitkernels.experiments.report import ProbeFile
+from orbitkernels.experiments.report import ProbeFile, md_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -197,17 +197,15 @@ def test_teo_support_vector_ratios_by_size():
     assert out[50]["draws"] == [0, 1]
     assert (out[50]["vectors"], out[50]["vectors_ovo"], out[50]["active"]) == pytest.approx((0.7, 0.5, 0.625))
 
-    path = ROOT / "results/teo2007/support_vectors_probes.json"
+    v = json.loads((ROOT / "results/teo2007/support_vectors_probes.json").read_text())["variants"]
     page = " ".join((ROOT / "docs/fidelity.md").read_text().split())
-    rows = sv.ratios_by_size(json.loads(path.read_text())["variants"])
+    rows = sv.ratios_by_size(v)
     assert {10, 20, 30, 40, 50, 100} <= set(rows)
-    v = json.loads(path.read_text())["variants"]
     for size, r in rows.items():
         line = (f"| {size} | {len(r['draws'])} | {r['vectors']:.2f} | {r['vectors_ovo']:.2f} | {r['active']:.2f} |")
         assert line in page, line
-        tag = "" if size == 50 else f"n{size} "
-        err = {m: np.mean([v[f"{tag}draw{d} {m}-SVM{k}eps=0.1, C"]["error"] for d in r["draws"]])
-               for m, k in (("Invar", " "), ("VIR", " multi-class "))}
+        err = {m: np.mean([v[sv.variant_key(size, d, fit)]["error"] for d in r["draws"]])
+               for m, fit in (("Invar", "Invar-SVM eps=0.1, C"), ("VIR", "VIR-SVM multi-class eps=0.1, C"))}
         assert abs(err["Invar"] - err["VIR"]) < 0.004  # "the same test error to within 0.4 point"
 
 
@@ -228,8 +226,7 @@ def test_gpu_draws_run_gives_the_results_page_its_cells():
         assert len(store["headline"]) == n_cells and store["summary"]["linear"]["n_draws"] == 2
     assert not json.loads((ROOT / "results/mroueh2015/mnist_fig2_draws_gram32.json").read_text()).get("headline")
     page = (ROOT / "docs/results.md").read_text()
-    assert all(f"| {c['name'].replace('|', chr(92) + '|')} | {c['ours']:.4g} | 0.9897 | higher | below |" in page
-               for c in cells)
+    assert all(f"| {md_cell(c['name'])} | {c['ours']:.4g} | 0.9897 | higher | below |" in page for c in cells)
 
 
 def test_hyperkernel_seeds_paragraph_quotes_its_probe():
@@ -259,3 +256,20 @@ def test_hyperkernel_seeds_paragraph_quotes_its_probe():
     assert h2["layer2_factor"] == cells["hyper|lgika_rf_r100_qmc|14000"]["layer2_factor"] != h1["layer2_factor"]
     valid = [max(a) for a in cells["hyper|lgika_rf_r100_qmc|14000"]["valid_acc"].values()]
     assert max(valid) - min(valid) <= 0.001 + 1e-12
+
+
+def test_mroueh_page_names_where_the_draws_ran(tmp_path):
+    """The mnist section of the Mroueh page shows the draws run's cells and names its GPU, or its device when the run
+    had none (``--device cpu``); a run without cells adds nothing."""
+    from orbitkernels.experiments import mroueh2015
+
+    cells = [{"name": "mean over 2 training draws, |G|=441", "ours": 0.98, "paper": 0.9897, "better": "higher"}]
+    path = tmp_path / mroueh2015.DRAWS_FILE
+    for setup, shown in (({"gpu": "NVIDIA H200", "device": "cuda:0"}, "NVIDIA H200"), ({"gpu": None, "device": "cpu"},
+                                                                                        "cpu")):
+        path.write_text(json.dumps({"headline": cells, "setup": setup, "command": "python x.py"}))
+        lines = mroueh2015._draws_lines(tmp_path)
+        assert f"the mean over training draws; {shown}, `python x.py`" in lines[0]
+        assert "| mean over 2 training draws, \\|G\\|=441 | 0.9800 | 0.9897 | higher |" in lines
+    path.write_text(json.dumps({"headline": [], "setup": {}, "command": "c"}))
+    assert mroueh2015._draws_lines(tmp_path) == []

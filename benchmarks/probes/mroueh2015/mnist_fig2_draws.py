@@ -261,11 +261,12 @@ def main(argv=None):
     store = json.loads(args.out.read_text()) if args.out.exists() else {}
     store.setdefault("draws", {})
     todo = [k for k in range(args.draws) if str(k) not in store["draws"]]
-    if todo and args.time_budget > 0 or "command" not in store:  # a rerun that adds no draw keeps what ran them
+    run = bool(todo) and args.time_budget > 0
+    if run or "command" not in store:  # a rerun that adds no draw keeps what ran them
         store.update(command=f"python benchmarks/probes/mroueh2015/mnist_fig2_draws.py --device {args.device} "
                              f"--draws {args.draws} --gram {args.gram}",
                      gram=f"Gram matrices from {args.gram} products of the float32 features")
-    if todo and args.time_budget > 0:
+    if run:
         b = load_mnist(download=False)
         X = centred(b.x_train.reshape(len(b.x_train), -1).astype(np.float32) / 255.0)
         y = b.y_train.astype(int)

@@ -99,6 +99,7 @@ def main(seeds):
         run_seed(probes, row, seed, drawn)
     summarise(probes)
 
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])

@@ -76,6 +76,12 @@ def invariant(X, y, Xte, yte, V, n, transformations, C, tol):
                 passes=int(model.n_iter_), converged=bool(model.converged_), fit_s=round(fit_s, 1))
 
 
+def variant_key(per_class, draw, fit):
+    """A variant's key: ``"draw{d} {fit}"`` at 50 per class (the keys predate the size axis), else
+    ``"n{per_class} draw{d} {fit}"``; :func:`ratios_by_size` reads them back."""
+    return f"draw{draw} {fit}" if per_class == PER_CLASS else f"n{per_class} draw{draw} {fit}"
+
+
 def ratios_by_size(variants):
     """Invar-SVM over VIR-SVM at each training size, SVMStruct's default ε, mean over the draws that have all three
     fits: distinct transformed vectors against the multi-class VIR-SVM (the paper's solver) and against libsvm's
@@ -107,7 +113,6 @@ def main(draws, sizes=(PER_CLASS,)):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/teo2007/support_vectors.py", experiment="mnist",
                        per_class=PER_CLASS, gamma=GAMMA, C=C, seed=SEED)
-    record = probes.record
 
     for per_class, draw in ((p, d) for p in sizes for d in draws):
         X, y, Xte, yte, trans = data(draw, per_class)
@@ -123,23 +128,20 @@ def main(draws, sizes=(PER_CLASS,)):
                         transformed_vectors=int(model.n_support_.sum()),
                         distinct_originals=int(len(np.unique(model.support_ % n))), active_constraints=active)
 
-        # the 50/class keys predate the size axis; other sizes name theirs
-        tag = f"draw{draw}" if per_class == PER_CLASS else f"n{per_class} draw{draw}"
-        record(f"{tag} VIR-SVM libsvm one-vs-one, C", vir_ovo)
-        record(f"{tag} Invar-SVM eps=0.1, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.1))
-        record(f"{tag} VIR-SVM multi-class eps=0.1, C", lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.1))
+        def record(fit, compute):
+            probes.record(variant_key(per_class, draw, fit), compute)
+
+        record("VIR-SVM libsvm one-vs-one, C", vir_ovo)
+        record("Invar-SVM eps=0.1, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.1))
+        record("VIR-SVM multi-class eps=0.1, C", lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.1))
+        record("STD-SVM multi-class eps=0.1, C", lambda: invariant(X, y, Xte, yte, X, n, None, C, 0.1))
         if per_class != PER_CLASS:
-            record(f"{tag} STD-SVM multi-class eps=0.1, C", lambda: invariant(X, y, Xte, yte, X, n, None, C, 0.1))
-            continue
-        record(f"{tag} VIR-SVM multi-class eps=0.1, C/21",
-               lambda: invariant(V, yV, Xte, yte, V, n, None, C / r, 0.1))
-        record(f"{tag} STD-SVM multi-class eps=0.1, C", lambda: invariant(X, y, Xte, yte, X, n, None, C, 0.1))
-        record(f"{tag} Invar-SVM eps=0.01, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.01))
-        record(f"{tag} VIR-SVM multi-class eps=0.01, C",
-               lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.01))
-        record(f"{tag} Invar-SVM eps=0.5, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.5))
-        record(f"{tag} VIR-SVM multi-class eps=0.5, C",
-               lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.5))
+            continue  # the other conventions and ε at the reproduction's size only
+        record("VIR-SVM multi-class eps=0.1, C/21", lambda: invariant(V, yV, Xte, yte, V, n, None, C / r, 0.1))
+        record("Invar-SVM eps=0.01, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.01))
+        record("VIR-SVM multi-class eps=0.01, C", lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.01))
+        record("Invar-SVM eps=0.5, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.5))
+        record("VIR-SVM multi-class eps=0.5, C", lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.5))
 
 
 if __name__ == "__main__":

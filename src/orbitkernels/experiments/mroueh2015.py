@@ -1019,7 +1019,9 @@ def _draws_lines(folder):
     res = read_json(path)
     if not res.get("headline"):
         return []
-    return [f"**At the paper's protocol** (the mean over training draws; {res['setup']['gpu']}, `{res['command']}`, "
+    setup = res["setup"]
+    return [f"**At the paper's protocol** (the mean over training draws; {setup.get('gpu') or setup['device']}, "
+            f"`{res['command']}`, "
             f"[`results/{PAPER}/{DRAWS_FILE}`](../../results/{PAPER}/{DRAWS_FILE}); the experiments behind it are on "
             "the [fidelity page](../fidelity.md)):", ""] + _headline_rows(res["headline"]) + [""]
 
@@ -1060,7 +1062,8 @@ def _tables(name, data):
                 f"max {sp['abs_max']:.4f}; the paper's range is ±{sp['paper_s']}.", "",
                 "| ablation | accuracy | threshold range | share of non-constant bin steps |", "| --- | --- | --- | --- |"]
         for v, c in data["ablation"].items():
-            out.append(f"| {md_cell(v)} | {c['accuracy']:.4f} | {c['range']:.4f} | {c['fraction_of_nonconstant_bins']:.3f} |")
+            out.append(f"| {md_cell(v)} | {c['accuracy']:.4f} | {c['range']:.4f} | "
+                       f"{c['fraction_of_nonconstant_bins']:.3f} |")
         out.append("")
         if data.get("gap"):
             out += ["Group sampling at the full pool (same templates, CDF(50,500)):", "",

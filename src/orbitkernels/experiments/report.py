@@ -18,7 +18,8 @@ from . import page_of
 from ._runner import default_results_dir
 
 __all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder",
-           "write_page", "fill_notes", "notes_lines", "md_cell", "render_probes", "probe_pointers", "PROBES_PAGE", "main"]
+           "write_page", "fill_notes", "notes_lines", "md_cell", "render_probes", "probe_pointers", "PROBES_PAGE",
+           "main"]
 
 #: The page whose generated block (``<!-- probes:begin -->`` ... ``<!-- probes:end -->``) lists every probe.
 PROBES_PAGE = "docs/fidelity.md"
