@@ -45,6 +45,34 @@ def test_mnist_fig2_mean_over_training_draws(tmp_path):
     assert s["paper"] == 0.98 and s["paper_inside_ci95"] is True
 
 
+def test_fidelity_page_quotes_the_thresholds_range_rows():
+    """docs/fidelity.md's sentences on the CDF thresholds' range (Mroueh Fig. 2) quote mnist_fig2.py's band and rows,
+    and the rows with s set by hand are within four test digits of the reproduction's s."""
+    fig2 = probe_module("benchmarks/probes/mroueh2015/mnist_fig2.py")
+    v = json.loads((ROOT / "results/mroueh2015/mnist_fig2_probes.json").read_text())["variants"]
+    page = " ".join((ROOT / "docs/fidelity.md").read_text().split())
+    band = v[fig2.BAND_KEY]
+    assert band["abs_projection_q50"] < band["abs_projection_q99"] < band["auto_range"]
+    for text in (f"is {band['auto_range']:.3f} on the pixel grid's centred rows",
+                 f"half of the projections lie within ±{band['abs_projection_q50']:.3f}",
+                 f"99 % within ±{band['abs_projection_q99']:.3f}",
+                 f"{100 * band['fraction_of_nonconstant_bins']:.0f} % of the 50,500 features vary"):
+        assert text in page, text
+
+    def pct(key):
+        return f"{100 * v[key]['accuracy']:.2f}"
+
+    base = [pct(fig2.pixel_key(g)) for g in (False, True)]
+    rows = {s: [pct(fig2.pixel_key(g, value_range=s)) for g in (False, True)] for s in (0.1, 0.07)}
+    for text in (f"**{rows[0.1][0]} / {rows[0.1][1]} %** at s = 0.1",
+                 f"{rows[0.07][0]} / {rows[0.07][1]} % at s = 0.07",
+                 f"against {base[0]} / {base[1]} % with the reproduction's s"):
+        assert text in page, text
+    assert all(abs(float(a) - float(b)) <= 0.04 for r in rows.values() for a, b in zip(r, base))
+    assert all(v[fig2.pixel_key(g, value_range=s)]["fraction_of_nonconstant_bins"] > 0.999
+               for g in (False, True) for s in (0.1, 0.07))
+
+
 def test_linear_svm_probe_gram_matrix_equals_linear_kernel():
     """linear_svm_rmnist.py fits libsvm on the features' Gram matrix (fast at D = 14000) and says that this is the
     linear-kernel SVM on the features: the same predictions on held-out rows at every C of its grid, the C chosen
@@ -207,6 +235,66 @@ def test_teo_support_vector_ratios_by_size():
         err = {m: np.mean([v[sv.variant_key(size, d, fit)]["error"] for d in r["draws"]])
                for m, fit in (("Invar", "Invar-SVM eps=0.1, C"), ("VIR", "VIR-SVM multi-class eps=0.1, C"))}
         assert abs(err["Invar"] - err["VIR"]) < 0.004  # "the same test error to within 0.4 point"
+
+
+def test_teo_support_vector_ratios_by_hyperparameters():
+    """support_vectors.py's ratios over the selection grid of (γ, C): keys away from the reproduction's (γ, C) carry
+    their values, the reproduction's own keep none (and are read as its grid point), a point counts only with both
+    column-generation fits."""
+    sv = probe_module("benchmarks/probes/teo2007/support_vectors.py")
+    assert sv.variant_key(50, 0, "x") == "draw0 x" and sv.variant_key(10, 1, "x", 0.02, 10.0) == "n10 draw1 x"
+    assert sv.variant_key(50, 0, "x", 0.04, 1.0) == "gamma=0.04 C=1 draw0 x"
+    inv, vir = "Invar-SVM eps=0.1, C", "VIR-SVM multi-class eps=0.1, C"
+    variants = {sv.variant_key(50, 0, inv): {"transformed_vectors": 8, "active_constraints": 3, "error": 0.05},
+                sv.variant_key(50, 0, vir): {"transformed_vectors": 10, "active_constraints": 4, "error": 0.06},
+                sv.variant_key(50, 0, inv, 0.01, 100.0): {"transformed_vectors": 1, "active_constraints": 1,
+                                                           "error": 0.1},
+                sv.variant_key(50, 0, vir, 0.01, 100.0): {"transformed_vectors": 4, "active_constraints": 2,
+                                                           "error": 0.2},
+                sv.variant_key(50, 0, inv, 0.04, 1.0): {"transformed_vectors": 1, "active_constraints": 1,
+                                                         "error": 0.1}}  # no VIR-SVM fit: not counted
+    out = sv.ratios_by_hyperparameters(variants)
+    assert set(out) == {(0.02, 10.0), (0.01, 100.0)}
+    assert out[(0.02, 10.0)] == {"vectors": 0.8, "active": 0.75, "error_invar": 0.05, "error_vir": 0.06}
+    assert out[(0.01, 100.0)]["vectors"] == 0.25 and out[(0.01, 100.0)]["active"] == 0.5
+    ovo = "VIR-SVM libsvm one-vs-one, C"
+    variants[sv.variant_key(50, 0, ovo)] = {"transformed_vectors": 16}
+    variants["gamma=0.01 C=100 " + sv.variant_key(50, 0, ovo)] = {"transformed_vectors": 2}
+    # the grid's keys are not read as training sizes or draws: 50 per class is the reproduction's (γ, C) alone
+    assert sv.ratios_by_size(variants) == {50: {"draws": [0], "vectors": 0.8, "vectors_ovo": 0.5, "active": 0.75}}
+
+
+def test_teo_hyperparameter_grid_table_and_choices():
+    """docs/fidelity.md's table over the (γ, C) grid is support_vectors.py's file, every point has its validation
+    fits, the validation split's choices are the ones the page names (Invar-SVM's is the reproduction's), and the
+    ratios it quotes at those choices are the file's."""
+    sv = probe_module("benchmarks/probes/teo2007/support_vectors.py")
+    v = json.loads((ROOT / "results/teo2007/support_vectors_probes.json").read_text())["variants"]
+    page = " ".join((ROOT / "docs/fidelity.md").read_text().split())
+    rows = sv.ratios_by_hyperparameters(v)
+    assert len(rows) == len(sv.GRID_GAMMAS) * len(sv.GRID_CS) == 9
+    inv_fit, vir_fit = "Invar-SVM eps=0.1, C", "VIR-SVM multi-class eps=0.1, C"
+    for (g, c), r in rows.items():
+        iv, vv = (v[sv.select_key(m, g, c)]["error"] for m in ("Invar-SVM", "VIR-SVM multi-class"))
+        inv, vir = (v[sv.variant_key(50, 0, f, g, c)] for f in (inv_fit, vir_fit))
+        line = (f"| {g:g} | {c:g} | {100 * iv:.2f} / {100 * vv:.2f} | {100 * r['error_invar']:.2f} / "
+                f"{100 * r['error_vir']:.2f} | {inv['transformed_vectors']} / {vir['transformed_vectors']} | "
+                f"{r['vectors']:.2f} | {inv['active_constraints']} / {vir['active_constraints']} | {r['active']:.2f} |")
+        assert line in page, line
+    teo = json.loads((ROOT / "results/teo2007/mnist.json").read_text())["data"]["selected"]["Invar-SVM"]
+    assert sv.chosen(v, "Invar-SVM") == (teo["gamma"], teo["C"]) == (0.02, 10.0)
+    assert v[sv.select_key("Invar-SVM", 0.02, 10.0)]["error"] == teo["validation_error"]
+    g, c = sv.chosen(v, "VIR-SVM multi-class")
+    assert (g, c) == (0.02, 1.0)
+    tie = v[sv.select_key("VIR-SVM multi-class", 0.04, 10.0)]["error"]
+    assert tie == v[sv.select_key("VIR-SVM multi-class", g, c)]["error"]  # "tied ... taken by the rule's smaller C"
+    inv = v[sv.variant_key(50, 0, inv_fit)]
+    for other, quoted in (((g, c), ("vectors", "active")), ((0.04, 10.0), ("active",))):
+        vir = v[sv.variant_key(50, 0, vir_fit, *other)]
+        if "vectors" in quoted:
+            assert f"**{inv['transformed_vectors'] / vir['transformed_vectors']:.2f}**" in page
+        assert f"**{inv['active_constraints'] / vir['active_constraints']:.2f}**" in page
+    assert f"with test errors of {100 * inv['error']:.2f} and {100 * rows[(g, c)]['error_vir']:.2f} %" in page
 
 
 def test_gpu_draws_run_gives_the_results_page_its_cells():

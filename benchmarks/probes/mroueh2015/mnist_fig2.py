@@ -45,6 +45,13 @@ same templates 400 and 1600 i.i.d. elements give 98.35% / 98.37%. This probe, on
   training digits), the paper's linear RLS and the Gaussian-kernel RLS (its width among the same factors, chosen by
   the leave-one-out accuracy of the per-class choice), everything else unchanged.
 
+- **the thresholds' range** (``--value-range S ...``): the 2n + 1 thresholds of the CDF span [-s, s]; the paper's
+  s = 1 + ε (Theorem 1) leaves a few of them inside the band where the projections of unit digits onto Gaussian
+  templates fall (width ~ 1/sqrt(d)), and the reproduction's s ("auto", the largest |<x, g t>| at fit) still leaves
+  the outer thresholds nearly constant. This records that band on the pixel grid's centred rows (the "auto" s, the
+  quantiles of the projections, the share of features that vary), then runs those rows with s set by hand (0.1: every
+  threshold inside the band), linear and Gaussian RLS, draw 0.
+
 The paper's 98.97% is a mean over 100 training draws; ``--draws 1 2`` repeats the best row (lattice |G| = 400,
 Gaussian RLS) on other training draws: another 1000/class pool from MNIST train (the reproduction's pool of seed k),
 with the same templates, group elements, test set and selection, so the spread between draws can be set beside the
@@ -54,9 +61,9 @@ deviation between draws and the 95 % Student-t interval of the mean, beside the 
 on the same test set).
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/mroueh2015/mnist_fig2.py
-[--draws K ...] [--centred] [--data-templates] [--pixel-grid] [--gurls]``; each finished variant is written at once to
-``results/mroueh2015/mnist_fig2_probes.json`` and skipped on a rerun (several draws may run at once, in separate
-processes).
+[--draws K ...] [--centred] [--data-templates] [--pixel-grid] [--gurls] [--value-range S ...]``; each finished
+variant is written at once to ``results/mroueh2015/mnist_fig2_probes.json`` and skipped on a rerun (several draws may
+run at once, in separate processes).
 """
 import argparse
 import re
@@ -85,14 +92,16 @@ PAPER_ACCURACY = 0.9897  # Fig. 2, 1000 per class, averaged over 100 training dr
 VARIANTS = [("iid", 100), ("qmc", 100), ("qmc", 400)]
 
 
-def features(d, sampling, n_group, centred=False, templates="gaussian"):
+def features(d, sampling, n_group, centred=False, templates="gaussian", value_range=None):
     """CDF(50, 500) of the pool and the test set, with the reproduction's templates (seed 13) and settings
     (``centred``: each row minus its mean pixel first; the estimator then scales it to unit norm; ``templates="data"``:
-    500 digits of the training pool, unit-normed, in place of the Gaussian templates)."""
+    500 digits of the training pool, unit-normed, in place of the Gaussian templates; ``value_range``: the thresholds'
+    half-width s in place of the reproduction's "auto")."""
     cfg = d.cfg
     Xtr, Xte = ((X - X.mean(axis=1, keepdims=True)) if centred else X for X in (d.Xtr, d.Xte))
     est = GroupCDFFeatures(d.group, sampling=sampling, n_templates=N_TEMPLATES, n_bins=N_BINS,
-                           n_group_samples=n_group, epsilon=cfg["epsilon"], value_range=cfg["value_range"],
+                           n_group_samples=n_group, epsilon=cfg["epsilon"],
+                           value_range=cfg["value_range"] if value_range is None else value_range,
                            template_sampling=templates, random_state=seed_from(SEED, 13), max_memory_mb=1024).fit(Xtr)
     Ftr = _cdf_multi(est, Xtr, [N_BINS])[N_BINS].reshape(len(Xtr), -1)
     Fte = _cdf_multi(est, Xte, [N_BINS])[N_BINS].reshape(len(Xte), -1)
@@ -133,12 +142,13 @@ def median_sq_dist(D2tr, block=None):
 
 
 def run_row(d, probes, key, gaussian, sampling, G, wide, loo=False, centred=False, templates="gaussian",
-            gurls=False):
+            gurls=False, value_range=None):
     """One variant: CDF features, then the paper's linear RLS or a Gaussian-kernel RLS on them (λ by the 80/20
     hold-out, or with ``loo`` by leave-one-out on every training digit, or with ``gurls`` as GURLS selects it)."""
     select = {"eig_limit": len(d.ytr)} if loo else {}
     t0 = time.perf_counter()
-    Ftr, Fte = features(d, sampling, G, centred, templates)
+    Ftr, Fte = features(d, sampling, G, centred, templates, value_range)
+    nonconstant = float(np.mean(Ftr.std(axis=0) > 0))
     feat_s = time.perf_counter() - t0
     te_sq = np.einsum("ij,ij->i", Fte, Fte, dtype=np.float64)
     Ktr, Kte = _gram_blocks(Ftr, Fte)
@@ -148,7 +158,8 @@ def run_row(d, probes, key, gaussian, sampling, G, wide, loo=False, centred=Fals
         out = _fit(Ktr, d.ytr, Kte, d.classes, select, gurls)
         probes.save(key, dict(accuracy=d.accuracy(out["pred"]), rel_lambda=out["rel_lambda"],
                               val_accuracy=out["val_accuracy"], selection=out["selection"], features_s=round(feat_s, 1),
-                              rls_s=round(time.perf_counter() - t1, 1), **_lambdas(out)))
+                              rls_s=round(time.perf_counter() - t1, 1), fraction_of_nonconstant_bins=nonconstant,
+                              **_lambdas(out)))
         return
     D2tr, D2te = sq_distances(Ktr, Kte, te_sq)
     del Ktr, Kte
@@ -165,12 +176,32 @@ def run_row(d, probes, key, gaussian, sampling, G, wide, loo=False, centred=Fals
                           rel_lambda=o["rel_lambda"], val_accuracy=val, selection=o["selection"],
                           features_s=round(feat_s, 1),
                           rls_s=round(time.perf_counter() - t1, 1), val_accuracy_per_factor=per_factor,
-                          **_lambdas(o)))
+                          fraction_of_nonconstant_bins=nonconstant, **_lambdas(o)))
 
 
-def pixel_key(gaussian, gurls=False, draw=0):
+BAND_KEY = "pixel grid |G|=441, centred rows: where the projections fall"
+
+
+def projection_band(d):
+    """What the thresholds' range is set against, on the pixel grid's centred training rows: the reproduction's "auto"
+    half-width (the largest |<x, g t>| over every element and template), the quantiles of |<x, t>| at the identity
+    (one of the 441 elements; the others move a template by at most 20° and 3 pixels), and the fraction of the CDF
+    features that vary over the training digits with the "auto" range."""
+    X = d.Xtr - d.Xtr.mean(axis=1, keepdims=True)
+    est = GroupCDFFeatures(d.group, sampling="qmc", n_templates=N_TEMPLATES, n_bins=N_BINS, epsilon=d.cfg["epsilon"],
+                           value_range="auto", random_state=seed_from(SEED, 13), max_memory_mb=1024).fit(X)
+    unit = X / np.linalg.norm(X, axis=1, keepdims=True)  # the estimator's normalize=True (no digit is blank)
+    P = np.abs(unit @ est.templates_.T)
+    F = _cdf_multi(est, X, [N_BINS])[N_BINS].reshape(len(X), -1)
+    q = np.quantile(P, [0.5, 0.99, 0.999])
+    return dict(auto_range=est.range_, abs_projection_q50=float(q[0]), abs_projection_q99=float(q[1]),
+                abs_projection_q999=float(q[2]), fraction_of_nonconstant_bins=float(np.mean(F.std(axis=0) > 0)))
+
+
+def pixel_key(gaussian, gurls=False, draw=0, value_range=None):
     return (f"pixel grid |G|=441 {'Gaussian' if gaussian else 'linear'} RLS, centred rows"
-            + (", GURLS's selection (λ per class)" if gurls else "") + (f", training draw {draw}" if draw else ""))
+            + (", GURLS's selection (λ per class)" if gurls else "") + (f", training draw {draw}" if draw else "")
+            + (f", thresholds over ±{value_range:g}" if value_range is not None else ""))
 
 
 def summarise_draws(probes, paper=PAPER_ACCURACY):
@@ -216,10 +247,27 @@ def main(argv=None):
     ap.add_argument("--data-templates", action="store_true",
                     help="the best sampling with 500 training digits as templates (i-theory's memory-based "
                          "templates), uncentred and centred rows, linear and Gaussian RLS, draw 0")
+    ap.add_argument("--value-range", type=float, nargs="+", default=None, metavar="S",
+                    help="the pixel grid's centred rows (draw 0) with the thresholds over [-S, S] in place of 'auto'")
     args = ap.parse_args(argv)
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/mroueh2015/mnist_fig2.py", experiment="mnist",
                        n_bins=N_BINS, n_templates=N_TEMPLATES, seed=SEED, per_class=1000, n_test=10000)
+    if args.value_range:
+        d = None
+        if not probes.has(BAND_KEY):
+            d = _Mnist(mnist_config(False, 0), 0)
+            d.group = pixel_grid()
+            probes.save(BAND_KEY, projection_band(d))
+        for s in args.value_range:
+            for g in (False, True):
+                key = pixel_key(g, value_range=s)
+                if not probes.has(key):
+                    if d is None:
+                        d = _Mnist(mnist_config(False, 0), 0)
+                        d.group = pixel_grid()
+                    run_row(d, probes, key, g, "qmc", None, False, centred=True, value_range=s)
+        return
     if args.pixel_grid or args.gurls:
         for draw in args.draws:
             d = None

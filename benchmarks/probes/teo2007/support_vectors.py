@@ -17,6 +17,15 @@ transformations, the full 10k test set):
   (example, label, transformation) with α > 0 (for one-vs-one: the sum over the 45 machines);
 - **ε of Algorithm 1** (0.1 is SVMStruct's default, the reproduction's): 0.01, 0.1 and 0.5 for both.
 
+- **the hyper-parameters** (``--grid``): the paper trains every method "with well-chosen hyperparameters" and does
+  not give them; the reproduction selects (γ, C) per method on a validation split and every method chose (0.02, 10).
+  The support-vector counts move with C (a larger C leaves fewer vectors at the bound), so this fits Invar-SVM and
+  the multi-class VIR-SVM at each other (γ, C) of that grid, SVMStruct's default ε, 50 per class, and records both
+  counts and test errors: is there a setting where the ratio is one half? ``--select`` then chooses (γ, C) for
+  each of the two column-generation fits as the reproduction chooses for its methods (validation error on its
+  selection split, 20 per class, ties to the smaller C, then γ), the multi-class VIR-SVM in place of libsvm's: the
+  ratio at the points that validation, not the test set, picks.
+
 - **training size** (``--per-class``): the paper's sizes 10-40 per class and sizes past its figure (100, 200),
   drawn as the reproduction draws a cell of that size, at the same (γ, C); SVMStruct's default ε only and the
   three conventions above (libsvm one-vs-one, multi-class with C, Invar-SVM), to see whether the ratio moves
@@ -43,6 +52,7 @@ from orbitkernels.experiments.report import ProbeFile
 
 OUT = Path("results/teo2007/support_vectors_probes.json")
 SEED, PER_CLASS, GAMMA, C = 0, 50, 0.02, 10.0   # the reproduction's seed, largest size and selected (γ, C)
+GRID_GAMMAS, GRID_CS = tuple(MNIST_FULL["gammas"]), tuple(MNIST_FULL["Cs"])  # the reproduction's selection grid
 
 
 def data(draw, per_class=PER_CLASS):
@@ -57,6 +67,33 @@ def data(draw, per_class=PER_CLASS):
     return Xall[idx], yall[idx], Xte, b.y_test.astype(int), mnist_transformations()
 
 
+def selection_data():
+    """The reproduction's selection split (``run_mnist``): ``select_per_class`` digits per class from the training
+    pool and the ``n_valid`` validation digits held out of every pool; with the transformations."""
+    b = load_mnist()
+    Xall = b.x_train.reshape(len(b.x_train), -1).astype(np.float64) / 255.0
+    yall = b.y_train.astype(int)
+    perm = np.random.default_rng([SEED, 2007]).permutation(len(yall))
+    valid, pool = np.sort(perm[:MNIST_FULL["n_valid"]]), np.sort(perm[MNIST_FULL["n_valid"]:])
+    idx = stratified(yall, MNIST_FULL["select_per_class"], np.random.default_rng([SEED, 99]), pool)
+    return Xall[idx], yall[idx], Xall[valid], yall[valid], mnist_transformations()
+
+
+def select_key(fit, gamma, C_):
+    return f"selection {fit} gamma={gamma:g} C={C_:g}"
+
+
+def chosen(variants, fit):
+    """The (γ, C) the validation split chooses for ``fit`` as the reproduction chooses: the lowest validation error,
+    ties to the smaller C, then the smaller γ; None until the whole grid has run."""
+    cands = [(variants[select_key(fit, g, c)]["error"], c, g) for g in GRID_GAMMAS for c in GRID_CS
+             if select_key(fit, g, c) in variants]
+    if len(cands) < len(GRID_GAMMAS) * len(GRID_CS):
+        return None
+    err, c, g = min(cands)
+    return g, c
+
+
 def owners(vectors, copies):
     """Index (original, transformation) of each row of ``vectors`` among the stacked ``copies`` (exact match:
     the transformations are deterministic, so a support vector is bitwise one of the copies)."""
@@ -64,9 +101,9 @@ def owners(vectors, copies):
     return np.array([table[v.tobytes()] for v in np.ascontiguousarray(vectors)])
 
 
-def invariant(X, y, Xte, yte, V, n, transformations, C, tol):
+def invariant(X, y, Xte, yte, V, n, transformations, C, tol, gamma=GAMMA):
     t0 = time.perf_counter()
-    model = InvariantSVC(C=C, gamma=GAMMA, kernel="rbf", transformations=transformations, tol=tol,
+    model = InvariantSVC(C=C, gamma=gamma, kernel="rbf", transformations=transformations, tol=tol,
                          max_constraints_per_pass=MNIST_FULL["invar_constraints_per_pass"],
                          max_iter=MNIST_FULL["invar_max_iter"]).fit(X, y)
     fit_s = time.perf_counter() - t0
@@ -76,10 +113,12 @@ def invariant(X, y, Xte, yte, V, n, transformations, C, tol):
                 passes=int(model.n_iter_), converged=bool(model.converged_), fit_s=round(fit_s, 1))
 
 
-def variant_key(per_class, draw, fit):
+def variant_key(per_class, draw, fit, gamma=GAMMA, C_=C):
     """A variant's key: ``"draw{d} {fit}"`` at 50 per class (the keys predate the size axis), else
-    ``"n{per_class} draw{d} {fit}"``; :func:`ratios_by_size` reads them back."""
-    return f"draw{draw} {fit}" if per_class == PER_CLASS else f"n{per_class} draw{draw} {fit}"
+    ``"n{per_class} draw{d} {fit}"``; :func:`ratios_by_size` reads them back. Away from the reproduction's (γ, C)
+    the key starts ``"gamma={γ} C={C} "`` (the hyper-parameter grid, 50 per class)."""
+    key = f"draw{draw} {fit}" if per_class == PER_CLASS else f"n{per_class} draw{draw} {fit}"
+    return key if (gamma, C_) == (GAMMA, C) else f"gamma={gamma:g} C={C_:g} {key}"
 
 
 def ratios_by_size(variants):
@@ -109,10 +148,37 @@ def ratios_by_size(variants):
             for size, row in out.items()}
 
 
-def main(draws, sizes=(PER_CLASS,)):
+def ratios_by_hyperparameters(variants, draw=0):
+    """Invar-SVM over the multi-class VIR-SVM at 50 per class and SVMStruct's default ε for each (γ, C) of the
+    reproduction's selection grid that has both fits: ``{(γ, C): {"vectors", "active", "error_invar", "error_vir"}}``
+    (distinct transformed vectors, active constraints, and the two test errors)."""
+    out = {}
+    for g in GRID_GAMMAS:
+        for c in GRID_CS:
+            inv = variants.get(variant_key(PER_CLASS, draw, "Invar-SVM eps=0.1, C", g, c))
+            vir = variants.get(variant_key(PER_CLASS, draw, "VIR-SVM multi-class eps=0.1, C", g, c))
+            if inv and vir:
+                out[(g, c)] = dict(vectors=inv["transformed_vectors"] / vir["transformed_vectors"],
+                                   active=inv["active_constraints"] / vir["active_constraints"],
+                                   error_invar=inv["error"], error_vir=vir["error"])
+    return out
+
+
+def main(draws, sizes=(PER_CLASS,), grid=False, select=False):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/teo2007/support_vectors.py", experiment="mnist",
                        per_class=PER_CLASS, gamma=GAMMA, C=C, seed=SEED)
+    if select:  # the validation errors of the two column-generation fits over the grid, then their choices
+        X, y, Xv, yv, trans = selection_data()
+        n = len(X)
+        V = np.vstack([X] + [t(X) for t in trans])
+        yV = np.tile(y, len(trans) + 1)
+        for g, c in ((g, c) for c in GRID_CS for g in GRID_GAMMAS):
+            probes.record(select_key("Invar-SVM", g, c),
+                          lambda g=g, c=c: invariant(X, y, Xv, yv, V, n, trans, c, 0.1, g))
+            probes.record(select_key("VIR-SVM multi-class", g, c),
+                          lambda g=g, c=c: invariant(V, yV, Xv, yv, V, n, None, c, 0.1, g))
+        return
 
     for per_class, draw in ((p, d) for p in sizes for d in draws):
         X, y, Xte, yte, trans = data(draw, per_class)
@@ -131,6 +197,13 @@ def main(draws, sizes=(PER_CLASS,)):
         def record(fit, compute):
             probes.record(variant_key(per_class, draw, fit), compute)
 
+        if grid:  # the reproduction's selection grid of (γ, C), SVMStruct's default ε, the two column-generation fits
+            for g, c in ((g, c) for c in GRID_CS for g in GRID_GAMMAS if (g, c) != (GAMMA, C)):
+                probes.record(variant_key(per_class, draw, "Invar-SVM eps=0.1, C", g, c),
+                              lambda g=g, c=c: invariant(X, y, Xte, yte, V, n, trans, c, 0.1, g))
+                probes.record(variant_key(per_class, draw, "VIR-SVM multi-class eps=0.1, C", g, c),
+                              lambda g=g, c=c: invariant(V, yV, Xte, yte, V, n, None, c, 0.1, g))
+            continue
         record("VIR-SVM libsvm one-vs-one, C", vir_ovo)
         record("Invar-SVM eps=0.1, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.1))
         record("VIR-SVM multi-class eps=0.1, C", lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.1))
@@ -148,6 +221,11 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--draws", type=int, nargs="+", default=[0])
     ap.add_argument("--per-class", type=int, nargs="+", default=[PER_CLASS])
+    ap.add_argument("--select", action="store_true",
+                    help="validation errors of Invar-SVM and the multi-class VIR-SVM over the (gamma, C) grid on the "
+                         "reproduction's selection split (its choice rule then picks each method's point)")
+    ap.add_argument("--grid", action="store_true",
+                    help="Invar-SVM and the multi-class VIR-SVM at every other (gamma, C) of the selection grid")
     args = ap.parse_args()
     with threadpool_limits(1):
-        main(args.draws, args.per_class)
+        main(args.draws, args.per_class, args.grid, args.select)
