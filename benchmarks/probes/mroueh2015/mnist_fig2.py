@@ -243,7 +243,8 @@ def main(argv=None):
                          "the draws run")
     ap.add_argument("--gurls", action="store_true",
                     help="the pixel grid's centred rows with GURLS's own RLS defaults (no intercept, its λ grid, one "
-                         "λ per class by leave-one-out recall), linear and Gaussian RLS, on each of --draws (default 0)")
+                         "λ per class by leave-one-out recall), linear and Gaussian RLS, on each of --draws "
+                         "(default 0)")
     ap.add_argument("--data-templates", action="store_true",
                     help="the best sampling with 500 training digits as templates (i-theory's memory-based "
                          "templates), uncentred and centred rows, linear and Gaussian RLS, draw 0")
