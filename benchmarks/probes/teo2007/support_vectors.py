@@ -55,26 +55,27 @@ SEED, PER_CLASS, GAMMA, C = 0, 50, 0.02, 10.0   # the reproduction's seed, large
 GRID_GAMMAS, GRID_CS = tuple(MNIST_FULL["gammas"]), tuple(MNIST_FULL["Cs"])  # the reproduction's selection grid
 
 
-def data(draw, per_class=PER_CLASS):
-    """The training digits of the reproduction's cell (``per_class``, draw), its test set and transformations."""
+def _split():
+    """The reproduction's MNIST split (``run_mnist``): the training digits as rows, the ``n_valid`` validation digits
+    held out of every pool, the pool the cells draw from, and the loaded bundle (for its test set)."""
     b = load_mnist()
     Xall = b.x_train.reshape(len(b.x_train), -1).astype(np.float64) / 255.0
-    yall = b.y_train.astype(int)
-    perm = np.random.default_rng([SEED, 2007]).permutation(len(yall))
-    pool = np.sort(perm[MNIST_FULL["n_valid"]:])
+    perm = np.random.default_rng([SEED, 2007]).permutation(len(b.y_train))
+    return Xall, b.y_train.astype(int), np.sort(perm[:MNIST_FULL["n_valid"]]), np.sort(perm[MNIST_FULL["n_valid"]:]), b
+
+
+def data(draw, per_class=PER_CLASS):
+    """The training digits of the reproduction's cell (``per_class``, draw), its test set and transformations."""
+    Xall, yall, _, pool, b = _split()
     idx = stratified(yall, per_class, np.random.default_rng([SEED, per_class, draw]), pool)
     Xte = b.x_test.reshape(len(b.x_test), -1).astype(np.float64) / 255.0
     return Xall[idx], yall[idx], Xte, b.y_test.astype(int), mnist_transformations()
 
 
 def selection_data():
-    """The reproduction's selection split (``run_mnist``): ``select_per_class`` digits per class from the training
-    pool and the ``n_valid`` validation digits held out of every pool; with the transformations."""
-    b = load_mnist()
-    Xall = b.x_train.reshape(len(b.x_train), -1).astype(np.float64) / 255.0
-    yall = b.y_train.astype(int)
-    perm = np.random.default_rng([SEED, 2007]).permutation(len(yall))
-    valid, pool = np.sort(perm[:MNIST_FULL["n_valid"]]), np.sort(perm[MNIST_FULL["n_valid"]:])
+    """The reproduction's selection split: ``select_per_class`` digits per class from the training pool and the
+    validation digits; with the transformations."""
+    Xall, yall, valid, pool, _ = _split()
     idx = stratified(yall, MNIST_FULL["select_per_class"], np.random.default_rng([SEED, 99]), pool)
     return Xall[idx], yall[idx], Xall[valid], yall[valid], mnist_transformations()
 
