@@ -92,17 +92,25 @@ PAPER_ACCURACY = 0.9897  # Fig. 2, 1000 per class, averaged over 100 training dr
 VARIANTS = [("iid", 100), ("qmc", 100), ("qmc", 400)]
 
 
+def cdf_map(d, Xtr, sampling, n_group, templates="gaussian", value_range=None):
+    """The CDF(50, 500) map fitted on ``Xtr`` with the reproduction's templates (seed 13) and settings (``templates=
+    "data"``: 500 digits of the training pool, unit-normed, in place of the Gaussian templates; ``value_range``: the
+    thresholds' half-width s in place of the reproduction's "auto")."""
+    return GroupCDFFeatures(d.group, sampling=sampling, n_templates=N_TEMPLATES, n_bins=N_BINS,
+                            n_group_samples=n_group, epsilon=d.cfg["epsilon"],
+                            value_range=d.cfg["value_range"] if value_range is None else value_range,
+                            template_sampling=templates, random_state=seed_from(SEED, 13), max_memory_mb=1024).fit(Xtr)
+
+
+def centre(X):
+    """Each row minus its mean pixel (the estimator then scales it to unit norm)."""
+    return X - X.mean(axis=1, keepdims=True)
+
+
 def features(d, sampling, n_group, centred=False, templates="gaussian", value_range=None):
-    """CDF(50, 500) of the pool and the test set, with the reproduction's templates (seed 13) and settings
-    (``centred``: each row minus its mean pixel first; the estimator then scales it to unit norm; ``templates="data"``:
-    500 digits of the training pool, unit-normed, in place of the Gaussian templates; ``value_range``: the thresholds'
-    half-width s in place of the reproduction's "auto")."""
-    cfg = d.cfg
-    Xtr, Xte = ((X - X.mean(axis=1, keepdims=True)) if centred else X for X in (d.Xtr, d.Xte))
-    est = GroupCDFFeatures(d.group, sampling=sampling, n_templates=N_TEMPLATES, n_bins=N_BINS,
-                           n_group_samples=n_group, epsilon=cfg["epsilon"],
-                           value_range=cfg["value_range"] if value_range is None else value_range,
-                           template_sampling=templates, random_state=seed_from(SEED, 13), max_memory_mb=1024).fit(Xtr)
+    """CDF(50, 500) of the pool and the test set (:func:`cdf_map`; ``centred``: :func:`centre` the rows first)."""
+    Xtr, Xte = (centre(X) if centred else X for X in (d.Xtr, d.Xte))
+    est = cdf_map(d, Xtr, sampling, n_group, templates, value_range)
     Ftr = _cdf_multi(est, Xtr, [N_BINS])[N_BINS].reshape(len(Xtr), -1)
     Fte = _cdf_multi(est, Xte, [N_BINS])[N_BINS].reshape(len(Xte), -1)
     return Ftr, Fte
@@ -187,9 +195,8 @@ def projection_band(d):
     half-width (the largest |<x, g t>| over every element and template), the quantiles of |<x, t>| at the identity
     (one of the 441 elements; the others move a template by at most 20° and 3 pixels), and the fraction of the CDF
     features that vary over the training digits with the "auto" range."""
-    X = d.Xtr - d.Xtr.mean(axis=1, keepdims=True)
-    est = GroupCDFFeatures(d.group, sampling="qmc", n_templates=N_TEMPLATES, n_bins=N_BINS, epsilon=d.cfg["epsilon"],
-                           value_range="auto", random_state=seed_from(SEED, 13), max_memory_mb=1024).fit(X)
+    X = centre(d.Xtr)
+    est = cdf_map(d, X, "qmc", None)
     unit = X / np.linalg.norm(X, axis=1, keepdims=True)  # the estimator's normalize=True (no digit is blank)
     P = np.abs(unit @ est.templates_.T)
     F = _cdf_multi(est, X, [N_BINS])[N_BINS].reshape(len(X), -1)
