@@ -289,6 +289,7 @@ def test_teo_hyperparameter_grid_table_and_choices():
     assert (g, c) == (0.02, 1.0)
     tie = v[sv.select_key("VIR-SVM multi-class", 0.04, 10.0)]["error"]
     assert tie == v[sv.select_key("VIR-SVM multi-class", g, c)]["error"]  # "tied ... taken by the rule's smaller C"
+    assert f"tied at {100 * tie:.2f} % with (0.04, 10)" in page and f"({100 * tie:.2f} % each)" in page
     inv = v[sv.variant_key(50, 0, inv_fit)]
     for other, quoted in (((g, c), ("vectors", "active")), ((0.04, 10.0), ("active",))):
         vir = v[sv.variant_key(50, 0, vir_fit, *other)]
