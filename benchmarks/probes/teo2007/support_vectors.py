@@ -114,6 +114,23 @@ def invariant(X, y, Xte, yte, V, n, transformations, C, tol, gamma=GAMMA):
                 passes=int(model.n_iter_), converged=bool(model.converged_), fit_s=round(fit_s, 1))
 
 
+def virtual(X, y, trans):
+    """The original and virtual samples: the originals, then each transformation (row k -> (k % n, k // n))."""
+    return np.vstack([X] + [t(X) for t in trans]), np.tile(y, len(trans) + 1)
+
+
+#: the two column-generation fits compared at each (γ, C), SVMStruct's default ε: Invar-SVM, the multi-class VIR-SVM
+PAIR_FITS = ("Invar-SVM eps=0.1, C", "VIR-SVM multi-class eps=0.1, C")
+
+
+def record_pair(probes, keys, X, y, Xe, ye, V, yV, trans, gamma, C_):
+    """Invar-SVM on (X, y) with ``trans`` and the multi-class VIR-SVM on the virtual samples (V, yV), both at (γ, C_)
+    and ε = 0.1, scored on (Xe, ye), stored as ``keys`` (Invar-SVM's, VIR-SVM's)."""
+    n = len(X)
+    probes.record(keys[0], lambda: invariant(X, y, Xe, ye, V, n, trans, C_, 0.1, gamma))
+    probes.record(keys[1], lambda: invariant(V, yV, Xe, ye, V, n, None, C_, 0.1, gamma))
+
+
 def variant_key(per_class, draw, fit, gamma=GAMMA, C_=C):
     """A variant's key: ``"draw{d} {fit}"`` at 50 per class (the keys predate the size axis), else
     ``"n{per_class} draw{d} {fit}"``; :func:`ratios_by_size` reads them back. Away from the reproduction's (γ, C)
@@ -137,8 +154,7 @@ def ratios_by_size(variants):
             fits.setdefault((size, int(m.group(2))), {})[m.group(3)] = v
     out = {}
     for (size, draw), f in sorted(fits.items()):
-        inv, mc, ovo = (f.get(k) for k in ("Invar-SVM eps=0.1, C", "VIR-SVM multi-class eps=0.1, C",
-                                            "VIR-SVM libsvm one-vs-one, C"))
+        inv, mc, ovo = (f.get(k) for k in (*PAIR_FITS, "VIR-SVM libsvm one-vs-one, C"))
         if inv and mc and ovo:
             row = out.setdefault(size, {"draws": [], "vectors": [], "vectors_ovo": [], "active": []})
             row["draws"].append(draw)
@@ -156,8 +172,7 @@ def ratios_by_hyperparameters(variants, draw=0):
     out = {}
     for g in GRID_GAMMAS:
         for c in GRID_CS:
-            inv = variants.get(variant_key(PER_CLASS, draw, "Invar-SVM eps=0.1, C", g, c))
-            vir = variants.get(variant_key(PER_CLASS, draw, "VIR-SVM multi-class eps=0.1, C", g, c))
+            inv, vir = (variants.get(variant_key(PER_CLASS, draw, f, g, c)) for f in PAIR_FITS)
             if inv and vir:
                 out[(g, c)] = dict(vectors=inv["transformed_vectors"] / vir["transformed_vectors"],
                                    active=inv["active_constraints"] / vir["active_constraints"],
@@ -171,21 +186,16 @@ def main(draws, sizes=(PER_CLASS,), grid=False, select=False):
                        per_class=PER_CLASS, gamma=GAMMA, C=C, seed=SEED)
     if select:  # the validation errors of the two column-generation fits over the grid, then their choices
         X, y, Xv, yv, trans = selection_data()
-        n = len(X)
-        V = np.vstack([X] + [t(X) for t in trans])
-        yV = np.tile(y, len(trans) + 1)
+        V, yV = virtual(X, y, trans)
         for g, c in ((g, c) for c in GRID_CS for g in GRID_GAMMAS):
-            probes.record(select_key("Invar-SVM", g, c),
-                          lambda g=g, c=c: invariant(X, y, Xv, yv, V, n, trans, c, 0.1, g))
-            probes.record(select_key("VIR-SVM multi-class", g, c),
-                          lambda g=g, c=c: invariant(V, yV, Xv, yv, V, n, None, c, 0.1, g))
+            record_pair(probes, (select_key("Invar-SVM", g, c), select_key("VIR-SVM multi-class", g, c)),
+                        X, y, Xv, yv, V, yV, trans, g, c)
         return
 
     for per_class, draw in ((p, d) for p in sizes for d in draws):
         X, y, Xte, yte, trans = data(draw, per_class)
         n, r = len(X), len(trans) + 1
-        V = np.vstack([X] + [t(X) for t in trans])    # original, then each transformation: row k -> (k % n, k // n)
-        yV = np.tile(y, r)
+        V, yV = virtual(X, y, trans)
 
         def vir_ovo():
             model = SVC(C=C, gamma=GAMMA, kernel="rbf").fit(V, yV)
@@ -198,16 +208,16 @@ def main(draws, sizes=(PER_CLASS,), grid=False, select=False):
         def record(fit, compute):
             probes.record(variant_key(per_class, draw, fit), compute)
 
+        def pair(g, c):
+            record_pair(probes, tuple(variant_key(per_class, draw, f, g, c) for f in PAIR_FITS),
+                        X, y, Xte, yte, V, yV, trans, g, c)
+
         if grid:  # the reproduction's selection grid of (γ, C), SVMStruct's default ε, the two column-generation fits
             for g, c in ((g, c) for c in GRID_CS for g in GRID_GAMMAS if (g, c) != (GAMMA, C)):
-                probes.record(variant_key(per_class, draw, "Invar-SVM eps=0.1, C", g, c),
-                              lambda g=g, c=c: invariant(X, y, Xte, yte, V, n, trans, c, 0.1, g))
-                probes.record(variant_key(per_class, draw, "VIR-SVM multi-class eps=0.1, C", g, c),
-                              lambda g=g, c=c: invariant(V, yV, Xte, yte, V, n, None, c, 0.1, g))
+                pair(g, c)
             continue
         record("VIR-SVM libsvm one-vs-one, C", vir_ovo)
-        record("Invar-SVM eps=0.1, C", lambda: invariant(X, y, Xte, yte, V, n, trans, C, 0.1))
-        record("VIR-SVM multi-class eps=0.1, C", lambda: invariant(V, yV, Xte, yte, V, n, None, C, 0.1))
+        pair(GAMMA, C)
         record("STD-SVM multi-class eps=0.1, C", lambda: invariant(X, y, Xte, yte, X, n, None, C, 0.1))
         if per_class != PER_CLASS:
             continue  # the other conventions and ε at the reproduction's size only
