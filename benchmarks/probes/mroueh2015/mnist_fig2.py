@@ -156,7 +156,6 @@ def run_row(d, probes, key, gaussian, sampling, G, wide, loo=False, centred=Fals
     select = {"eig_limit": len(d.ytr)} if loo else {}
     t0 = time.perf_counter()
     Ftr, Fte = features(d, sampling, G, centred, templates, value_range)
-    nonconstant = float(np.mean(Ftr.std(axis=0) > 0))
     feat_s = time.perf_counter() - t0
     te_sq = np.einsum("ij,ij->i", Fte, Fte, dtype=np.float64)
     Ktr, Kte = _gram_blocks(Ftr, Fte)
@@ -166,8 +165,7 @@ def run_row(d, probes, key, gaussian, sampling, G, wide, loo=False, centred=Fals
         out = _fit(Ktr, d.ytr, Kte, d.classes, select, gurls)
         probes.save(key, dict(accuracy=d.accuracy(out["pred"]), rel_lambda=out["rel_lambda"],
                               val_accuracy=out["val_accuracy"], selection=out["selection"], features_s=round(feat_s, 1),
-                              rls_s=round(time.perf_counter() - t1, 1), fraction_of_nonconstant_bins=nonconstant,
-                              **_lambdas(out)))
+                              rls_s=round(time.perf_counter() - t1, 1), **_lambdas(out)))
         return
     D2tr, D2te = sq_distances(Ktr, Kte, te_sq)
     del Ktr, Kte
@@ -184,25 +182,46 @@ def run_row(d, probes, key, gaussian, sampling, G, wide, loo=False, centred=Fals
                           rel_lambda=o["rel_lambda"], val_accuracy=val, selection=o["selection"],
                           features_s=round(feat_s, 1),
                           rls_s=round(time.perf_counter() - t1, 1), val_accuracy_per_factor=per_factor,
-                          fraction_of_nonconstant_bins=nonconstant, **_lambdas(o)))
+                          **_lambdas(o)))
 
 
 BAND_KEY = "pixel grid |G|=441, centred rows: where the projections fall"
 
 
-def projection_band(d):
+def share_varying_key(value_range=None):
+    """The band variant's field for the share of features that vary at a range (None: the reproduction's "auto")."""
+    return f"share_varying_at_{'auto' if value_range is None else f'{value_range:g}'}"
+
+
+def projection_band(d, ranges):
     """What the thresholds' range is set against, on the pixel grid's centred training rows: the reproduction's "auto"
     half-width (the largest |<x, g t>| over every element and template), the quantiles of |<x, t>| at the identity
-    (one of the 441 elements; the others move a template by at most 20° and 3 pixels), and the fraction of the CDF
-    features that vary over the training digits with the "auto" range."""
+    (one of the 441 elements; the others move a template by at most 20° and 3 pixels), and the share of the CDF
+    features that vary over the training digits (:func:`share_varying`) with the "auto" range and with each of
+    ``ranges``."""
     X = centre(d.Xtr)
     est = cdf_map(d, X, "qmc", None)
     unit = X / np.linalg.norm(X, axis=1, keepdims=True)  # the estimator's normalize=True (no digit is blank)
-    P = np.abs(unit @ est.templates_.T)
-    F = _cdf_multi(est, X, [N_BINS])[N_BINS].reshape(len(X), -1)
-    q = np.quantile(P, [0.5, 0.99, 0.999])
-    return dict(auto_range=est.range_, abs_projection_q50=float(q[0]), abs_projection_q99=float(q[1]),
-                abs_projection_q999=float(q[2]), fraction_of_nonconstant_bins=float(np.mean(F.std(axis=0) > 0)))
+    q = np.quantile(np.abs(unit @ est.templates_.T), [0.5, 0.99, 0.999])
+    out = dict(auto_range=est.range_, abs_projection_q50=float(q[0]), abs_projection_q99=float(q[1]),
+               abs_projection_q999=float(q[2]))
+    for s in [None, *ranges]:
+        F = _cdf_multi(est if s is None else cdf_map(d, X, "qmc", None, value_range=s), X, [N_BINS])[N_BINS]
+        out[share_varying_key(s)] = share_varying(F.reshape(len(X), -1))
+    return out
+
+
+def share_varying(F):
+    """The share of the columns of F whose largest value exceeds their smallest (exact, where a float32 standard
+    deviation of a constant column is often not 0)."""
+    return float(np.mean(np.ptp(F, axis=0) > 0))
+
+
+def pixel_pool(draw):
+    """The pool of training draw ``draw`` with the pixel grid as its group (the templates stay seeded by SEED)."""
+    d = _Mnist(mnist_config(False, draw), draw)
+    d.group = pixel_grid()
+    return d
 
 
 def pixel_key(gaussian, gurls=False, draw=0, value_range=None):
@@ -262,19 +281,14 @@ def main(argv=None):
                        script="benchmarks/probes/mroueh2015/mnist_fig2.py", experiment="mnist",
                        n_bins=N_BINS, n_templates=N_TEMPLATES, seed=SEED, per_class=1000, n_test=10000)
     if args.value_range:
-        d = None
-        if not probes.has(BAND_KEY):
-            d = _Mnist(mnist_config(False, 0), 0)
-            d.group = pixel_grid()
-            probes.save(BAND_KEY, projection_band(d))
-        for s in args.value_range:
-            for g in (False, True):
-                key = pixel_key(g, value_range=s)
-                if not probes.has(key):
-                    if d is None:
-                        d = _Mnist(mnist_config(False, 0), 0)
-                        d.group = pixel_grid()
-                    run_row(d, probes, key, g, "qmc", None, False, centred=True, value_range=s)
+        band = probes.store["variants"].get(BAND_KEY, {})
+        todo = [(v, g) for v in args.value_range for g in (False, True) if not probes.has(pixel_key(g, value_range=v))]
+        if todo or any(share_varying_key(v) not in band for v in args.value_range):
+            d = pixel_pool(0)
+            if any(share_varying_key(v) not in band for v in args.value_range):
+                probes.save(BAND_KEY, projection_band(d, args.value_range))
+            for v, g in todo:
+                run_row(d, probes, pixel_key(g, value_range=v), g, "qmc", None, False, centred=True, value_range=v)
         return
     if args.pixel_grid or args.gurls:
         for draw in args.draws:
@@ -282,9 +296,8 @@ def main(argv=None):
             for g in (False, True):
                 key = pixel_key(g, args.gurls, draw)
                 if not probes.has(key):
-                    if d is None:  # the pool of draw k; the templates and the grid stay the same
-                        d = _Mnist(mnist_config(False, draw), draw)
-                        d.group = pixel_grid()
+                    if d is None:
+                        d = pixel_pool(draw)
                     run_row(d, probes, key, g, "qmc", None, False, centred=True, gurls=args.gurls)
         if not args.gurls:
             summarise_draws(probes)
