@@ -177,6 +177,12 @@ def test_fidelity_page_quotes_the_gpu_run_over_training_draws():
     for text in expected:
         assert text in page, text
     assert g["draws_at_or_above_paper"] == 1 and lin["draws_at_or_above_paper"] == 0
+    # the run's two sessions: the page says the draws after the first 61 moved neither mean by more than 0.01 point
+    assert g["n_draws"] == 100 and "draws 0-60 in one session lent a GPU, 61-99 in the next" in page
+    first = {clf: np.mean([res["draws"][str(k)][clf]["accuracy"] for k in range(61)]) for clf in ("gaussian", "linear")}
+    assert (f"moved neither mean by more than 0.01 ({pct(first['gaussian'])} / {pct(first['linear'])} % over the first "
+            "61)") in page
+    assert abs(first["gaussian"] - g["mean"]) <= 1e-4 and abs(first["linear"] - lin["mean"]) <= 1e-4
     assert (f"The paper's 98.97 % is {100 * (0.9897 - g['mean']):.2f} above the best row's mean over the paper's own "
             f"protocol, and {100 * (0.9897 - lin['mean']):.2f} above its own classifier's") in page
     assert sorted(res["cpu_check"]["rows"]) == [str(k) for k in range(7)]
