@@ -351,26 +351,43 @@ def test_hyperkernel_seeds_paragraph_quotes_its_probe():
     v = json.loads((ROOT / "results/raj2017/hyperkernel_seeds_probes.json").read_text())["variants"]
     cells = json.loads((ROOT / "results/raj2017/rotated_mnist.json").read_text())["cells"]
     s = v[hs.SUMMARY]
-    assert s["seeds"] == [0, 1, 2]
-    first = [cells["lgika_rf_r100_qmc|14000"]["accuracy"]] + [v[hs.first_layer_key(k)]["accuracy"] for k in (1, 2)]
-    hyper = [cells["hyper|lgika_rf_r100_qmc|14000"]["accuracy"]] + [v[hs.hyper_key(k)]["accuracy"] for k in (1, 2)]
+    seeds = s["seeds"]
+    assert seeds == list(range(len(seeds))) and len(seeds) == 9
+    first = [cells["lgika_rf_r100_qmc|14000"]["accuracy"]] + [v[hs.first_layer_key(k)]["accuracy"] for k in seeds[1:]]
+    hyper = [cells["hyper|lgika_rf_r100_qmc|14000"]["accuracy"]] + [v[hs.hyper_key(k)]["accuracy"] for k in seeds[1:]]
     assert (s["first_layer_mean"], s["accuracy"]) == pytest.approx((np.mean(first), np.mean(hyper)))
+    assert s["hyper_ci95"] == pytest.approx(hs.t_interval(hyper)) and s["first_layer_ci95"] == pytest.approx(
+        hs.t_interval(first))
     assert all(v[hs.first_layer_key(k)]["accuracy"] == v[hs.first_layer_key(k)]["iid_rotations_accuracy"]
                for k in (1, 2))
-    assert s["seeds_at_or_above_paper"] == 0 and max(hyper) < 97.18
+    assert s["seeds_at_or_above_paper"] == 0 and max(hyper) < 97.18 and s["hyper_ci95"][1] < 97.18
     page = " ".join((ROOT / "docs/fidelity.md").read_text().split())
     f1, h1, h2 = (v[hs.first_layer_key(1)], v[hs.hyper_key(1)], v[hs.hyper_key(2)])
+    lo, hi = s["hyper_ci95"]
     for text in (f"giving its {f1['accuracy']:.3f} and {v[hs.first_layer_key(2)]['accuracy']:.3f} % again",
                  f"**{h1['accuracy']:.3f} %** (γ₂ factor {h1['layer2_factor']:g})", f"**{h2['accuracy']:.3f} %**",
-                 f"the first layer averages {s['first_layer_mean']:.2f} %",
-                 f"the hyperkernel **{s['accuracy']:.2f} %** ({min(hyper):.2f}-{max(hyper):.2f})",
+                 f"and {min(hyper[3:]):.2f}-{max(hyper[3:]):.2f} % on seeds 3-{seeds[-1]}",
+                 f"Over the {len(seeds)} draws the first layer averages {s['first_layer_mean']:.2f} %",
+                 f"the hyperkernel **{s['accuracy']:.2f} %** ({min(hyper):.2f}-{max(hyper):.2f}; 95 % interval of "
+                 f"the mean [{lo:.2f}, {hi:.2f}])",
                  f"a gain of {s['hyper_gain_mean']:.2f} where",
                  f"({max(hyper) - min(hyper):.2f} points against {max(first) - min(first):.2f})",
-                 f"their mean is {97.18 - s['accuracy']:.2f} below it"):
+                 f"the row's mean is {97.18 - s['accuracy']:.2f} below the paper"):
         assert text in page, text
     assert h2["layer2_factor"] == cells["hyper|lgika_rf_r100_qmc|14000"]["layer2_factor"] != h1["layer2_factor"]
+    chosen = {cells["hyper|lgika_rf_r100_qmc|14000"]["layer2_factor"]} | {v[hs.hyper_key(k)]["layer2_factor"]
+                                                                           for k in seeds[1:]}
+    assert chosen == {1.0, 0.25, 0.0625} and "picks γ₂ factors of 1, 1/4 and 1/16 on different draws" in page
     valid = [max(a) for a in cells["hyper|lgika_rf_r100_qmc|14000"]["valid_acc"].values()]
     assert max(valid) - min(valid) <= 0.001 + 1e-12
+
+
+def test_hyperkernel_seeds_t_interval():
+    """The summary's interval: mean ± t(0.975, n - 1) s / sqrt(n), none under three values."""
+    hs = probe_module("benchmarks/probes/raj2017/hyperkernel_seeds.py")
+    assert hs.t_interval([1.0, 2.0]) is None
+    half = 4.302652729911275 / np.sqrt(3)  # t(0.975, 2), sd 1
+    assert hs.t_interval([1.0, 2.0, 3.0]) == pytest.approx([2.0 - half, 2.0 + half])
 
 
 def test_mroueh_page_names_where_the_draws_ran(tmp_path):
