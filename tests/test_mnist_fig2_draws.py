@@ -92,13 +92,13 @@ def test_draw_rows_are_mnist_fig2_rows(small_fig2, rng):
 
     for gaussian in (False, True):
         fig2.run_row(d, Probes(), gaussian, gaussian, "qmc", None, False, centred=True)
-    est = draws.make_estimator(d.group, device="cpu", n_templates=6, n_bins=4).fit(draws.centred(d.Xtr))
-    tops = draws.row_ranges(est, draws.centred(d.Xtr))
+    est = draws.make_estimator(d.group, device="cpu", n_templates=6, n_bins=4).fit(draws.centre(d.Xtr))
+    tops = draws.row_ranges(est, draws.centre(d.Xtr))
     r = float(tops.max()) * (1 + 1e-6)
     assert r == est.range_  # a draw's range from the rows' largest projections is its own fit's
-    Ftr = draws.device_features(est, draws.centred(d.Xtr), r)
-    np.testing.assert_allclose(Ftr.numpy(), est.transform(draws.centred(d.Xtr)), rtol=0, atol=0)
-    Fte = draws.device_features(est, draws.centred(d.Xte), r)
+    Ftr = draws.device_features(est, draws.centre(d.Xtr), r)
+    np.testing.assert_allclose(Ftr.numpy(), est.transform(draws.centre(d.Xtr)), rtol=0, atol=0)
+    Fte = draws.device_features(est, draws.centre(d.Xte), r)
     rows = draws.draw_rows(Ftr, d.ytr, Fte, d.yte, gram="float32")  # run_row's float32 products
     for key, clf in ((False, "linear"), (True, "gaussian")):
         cpu, dev = stored[key], rows[clf]

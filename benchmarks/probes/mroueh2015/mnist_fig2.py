@@ -282,10 +282,11 @@ def main(argv=None):
                        n_bins=N_BINS, n_templates=N_TEMPLATES, seed=SEED, per_class=1000, n_test=10000)
     if args.value_range:
         band = probes.store["variants"].get(BAND_KEY, {})
+        band_todo = any(share_varying_key(v) not in band for v in args.value_range)
         todo = [(v, g) for v in args.value_range for g in (False, True) if not probes.has(pixel_key(g, value_range=v))]
-        if todo or any(share_varying_key(v) not in band for v in args.value_range):
+        if todo or band_todo:
             d = pixel_pool(0)
-            if any(share_varying_key(v) not in band for v in args.value_range):
+            if band_todo:
                 probes.save(BAND_KEY, projection_band(d, args.value_range))
             for v, g in todo:
                 run_row(d, probes, pixel_key(g, value_range=v), g, "qmc", None, False, centred=True, value_range=v)

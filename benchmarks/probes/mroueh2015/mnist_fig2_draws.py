@@ -51,8 +51,8 @@ from orbitkernels.features.gicdf import auto_range
 from orbitkernels.utils.io import atomic_write_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mnist_fig2 import (GAUSS_FACTORS, N_BINS, N_TEMPLATES, PAPER_ACCURACY, SEED, median_sq_dist,  # noqa: E402
-                        pixel_grid, pixel_key)
+from mnist_fig2 import (GAUSS_FACTORS, N_BINS, N_TEMPLATES, PAPER_ACCURACY, SEED, centre,  # noqa: E402
+                        median_sq_dist, pixel_grid, pixel_key)
 
 OUT = Path("results/mroueh2015/mnist_fig2_draws.json")
 PER_CLASS = 1000
@@ -87,11 +87,6 @@ def make_estimator(group, *, device, n_templates=N_TEMPLATES, n_bins=N_BINS, max
                             epsilon=cfg["epsilon"], value_range=cfg["value_range"], template_sampling="gaussian",
                             random_state=seed_from(SEED, 13), max_memory_mb=max_memory_mb, backend=backend,
                             device=device if backend == "torch" else None)
-
-
-def centred(X):
-    """Each row minus its mean pixel (``mnist_fig2.features(centred=True)``; the estimator then scales to unit norm)."""
-    return X - X.mean(axis=1, keepdims=True)
 
 
 def device_features(est, X, value_range):
@@ -164,7 +159,7 @@ def write_check_rows(path, n_rows=200):
     from orbitkernels.datasets import load_mnist
 
     b = load_mnist(download=False)
-    X = centred(b.x_train.reshape(len(b.x_train), -1).astype(np.float32) / 255.0)
+    X = centre(b.x_train.reshape(len(b.x_train), -1).astype(np.float32) / 255.0)
     pool = X[draw_pool(b.y_train.astype(int), 0)]
     est = make_estimator(pixel_grid(), device=None, backend="numpy", max_memory_mb=1024).fit(pool)
     np.savez_compressed(path, features=est.transform(pool[:n_rows]), value_range=est.range_, rows=np.arange(n_rows))
@@ -268,9 +263,9 @@ def main(argv=None):
                      gram=f"Gram matrices from {args.gram} products of the float32 features")
     if run:
         b = load_mnist(download=False)
-        X = centred(b.x_train.reshape(len(b.x_train), -1).astype(np.float32) / 255.0)
+        X = centre(b.x_train.reshape(len(b.x_train), -1).astype(np.float32) / 255.0)
         y = b.y_train.astype(int)
-        Xte = centred(b.x_test.reshape(len(b.x_test), -1).astype(np.float32) / 255.0)
+        Xte = centre(b.x_test.reshape(len(b.x_test), -1).astype(np.float32) / 255.0)
         yte = b.y_test.astype(int)
         pools = {k: draw_pool(y, k) for k in todo}
         est = make_estimator(pixel_grid(), device=args.device, max_memory_mb=args.max_memory_mb)

@@ -97,9 +97,8 @@ def first_layer(row, seed):
     return F, round(time.perf_counter() - t, 1)
 
 
-def layer1_cell(first, row, seed, drawn):
-    """The RLS cell of ``first_layer``'s features; ``features_s``: their seconds (``seconds``: the RLS's)."""
-    F, features_s = first
+def layer1_cell(F, features_s, row, seed, drawn):
+    """The RLS cell of ``first_layer``'s features ``F``; ``features_s``: their seconds (``seconds``: the RLS's)."""
     c = raj2017._classification_cell(F, row.y, row.train, row.valid, row.test, 10, {"layer2_dim": 0}, SEED)
     control = drawn.get(f"D={DIM}, r={R} low-variance (qmc), seed {seed}", {}).get("accuracy")
     return {"accuracy": c["accuracy"], "lambda": c["lambda"], "valid_acc": max(c["valid_acc"]["0"]),
@@ -111,8 +110,7 @@ def run_seed(probes, row, seed, drawn):
     whose accuracy of the seed's first layer is the control."""
     if probes.has(first_layer_key(seed)) and probes.has(hyper_key(seed)):
         return
-    first = first_layer(row, seed)
-    F = first[0]
+    F, features_s = first_layer(row, seed)
 
     def hyper():
         r = raj2017._image_hyper_cell(F, row.y, row.train, row.valid, row.test, 10, row.cfg["layer2_exact"]["factors"],
@@ -120,7 +118,7 @@ def run_seed(probes, row, seed, drawn):
         return {"accuracy": r["accuracy"], "layer2_factor": r["layer2_factor"], "lambda": r["lambda"],
                 "valid_acc": max(max(a) for a in r["valid_acc"].values()), "features": where()}
 
-    probes.record(first_layer_key(seed), lambda: layer1_cell(first, row, seed, drawn))
+    probes.record(first_layer_key(seed), lambda: layer1_cell(F, features_s, row, seed, drawn))
     probes.record(hyper_key(seed), hyper)
 
 
