@@ -570,3 +570,12 @@ def test_invariant_svc_default_budget_is_three_quarters_of_physical_memory():
     assert InvariantSVC()._budget_bytes() == 0.75 * _physical_memory_bytes()
     assert InvariantSVC(max_memory_mb=10)._budget_bytes() == 10 * 2**20
     assert _physical_memory_bytes() > 2**28
+
+
+@pytest.mark.parametrize("need_bytes, shown", [(1500, "0.0014 MB"), (2**20 // 10, "0.1 MB"), (3 * 2**20, "3.0 MB")])
+def test_budget_error_states_a_small_need_in_significant_digits(need_bytes, shown):
+    """A budget below one row's need names that need: "0.0 MB" (one decimal of a few kilobytes) said nothing."""
+    from orbitkernels.utils.validation import check_budget
+
+    with pytest.raises(ValueError, match=rf"need at least {shown} for one row, more than max_memory_mb=1e-06"):
+        check_budget("Owner", need_bytes, 1e-6, "templates", "lower them")

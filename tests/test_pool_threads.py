@@ -214,3 +214,66 @@ def test_the_outer_blocks_of_rows_count_the_same_pooling_threads(pooling_threads
     rows_threads, blocks[:] = max(blocks), []
     f.transform(X)
     assert rows_threads < max(blocks)
+
+
+def _blas_threads():
+    return {lib["num_threads"] for lib in npbk._blas().info() if lib["user_api"] == "blas"}
+
+
+@pytest.mark.parametrize("name", list(MAPS))
+def test_the_fft_paths_split_their_products_among_the_pooling_threads(name, pooling_threads, monkeypatch, rng):
+    """On the FFT paths (polar, cyclic) a threaded transform runs each chunk's per-frequency products by ranges of
+    frequency planes in its pooling threads, BLAS on one thread (spinning BLAS workers held the cores the pooling
+    threads need), and gives the features of one thread with BLAS on one thread. Where a chunk has a plain matrix
+    product too (the GEMM and data paths, Nyström's map) BLAS keeps the caller's threads. Either way BLAS's count
+    is the caller's again afterwards."""
+    monkeypatch.setattr(npbk, "SPLIT_MIN_BYTES", 0)  # every stacked product splits, however small
+    X = rng.random((60, 256))
+    f = MAPS[name]().set_params(random_state=0, max_memory_mb=512).fit(X)
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "1")
+    with threadpool_limits(1):
+        one = f.transform(X)
+    seen, inner = [], npbk._split_planes
+
+    def spy(op, a, b, out, matmul):
+        ran = []
+        wrapped = lambda *args, **kw: ran.append(threading.current_thread().name) or op(*args, **kw)  # noqa: E731
+        result = inner(wrapped, a, b, out, matmul)
+        seen.append((result is not None, _blas_threads(), ran))
+        return result
+
+    monkeypatch.setattr(npbk, "_split_planes", spy)
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "3")
+    with threadpool_limits(2):  # the caller's count, which the transform leaves as it found it
+        three = f.transform(X)
+        assert _blas_threads() == {2}
+    split = [s for s in seen if s[0]]
+    if name in ("polar-rf", "fft-gicdf"):
+        assert split and all(blas == {1} for _, blas, _ in split)
+        assert all(len(ran) == 3 and all(n.startswith("orbitkernels-pool") for n in ran) for _, _, ran in split)
+        np.testing.assert_array_equal(three, one)
+    else:
+        assert not split and all(blas == {2} for _, blas, _ in seen)
+        np.testing.assert_allclose(three, one, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("op, a_shape, b_shape", [
+    ("matmul", (7, 50, 3), (7, 3, 40)), ("matmul", (7, 50, 3), (3, 40)), ("multiply", (7, 50, 1), (7, 1, 40)),
+    ("multiply", (7, 50, 40), (50, 40))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_a_stack_of_products_split_by_planes_is_the_whole_stack_on_one_blas_thread(op, a_shape, b_shape, dtype,
+                                                                                    monkeypatch, rng):
+    monkeypatch.setattr(npbk, "SPLIT_MIN_BYTES", 0)
+    a, b = rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
+    bk, fn = NumpyBackend(), getattr(np, op)
+    with ThreadPoolExecutor(3) as ex:
+        assert npbk._split_planes(fn, a, b, None, op == "matmul") is None  # outside the context: the plain product
+        with npbk.split_products(ex, 3):
+            assert _blas_threads() == {1}
+            whole = fn(a, b)
+            got = getattr(bk, op)(a, b)
+            out = np.full_like(whole, np.nan)
+            assert getattr(bk, op)(a, b, out=out) is out
+            assert npbk._split_planes(fn, a[0], b if b.ndim == 2 else b[0], None, op == "matmul") is None  # 2-D
+    np.testing.assert_array_equal(got, whole)
+    np.testing.assert_array_equal(out, whole)

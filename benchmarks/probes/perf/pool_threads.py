@@ -28,19 +28,12 @@ import time
 
 import numpy as np
 
-from orbitkernels.bench import (_best_interleaved, _limit, _mnist, _numpy_backend_off, _spectral_probe_estimators,
-                                _write_probe)
+from orbitkernels.bench import (_capability_rounds, _capability_speedups, _mnist, _numpy_backend_off, _on_threads,
+                                _spectral_probe_estimators, _write_probe)
 from orbitkernels.features import GroupCDFFeatures, OrbitNystroem
 from orbitkernels.groups import ImageRotation, ImageTranslation, Uniform
 
 ROUNDS = 5
-
-
-def _on(threads, fn):
-    def run():
-        with _limit(threads):
-            return fn()
-    return run
 
 
 def _stages(est, Xe, variants, off):
@@ -66,7 +59,7 @@ def _stages(est, Xe, variants, off):
                     "pool_threads", lambda: est.transform(Xe))
                 spent[0] = 0.0
                 t = time.perf_counter()
-                _on(threads, run)()
+                _on_threads(threads, run)()
                 total = time.perf_counter() - t
                 if name not in best or total < best[name][0]:
                     best[name] = (total, spent[0])
@@ -87,27 +80,15 @@ def main():
     ests["gicdf MNIST CDF(50, 500) x 64 elements"] = (
         GroupCDFFeatures(g, n_templates=500, n_bins=50, n_group_samples=64, sampling="iid", dtype="float32",
                          random_state=0).fit(X[:8]), X[:1024])
-    times, outs = {}, {}
     one, before, now = "1 thread", f"{cores} threads, blocks in the caller's thread (before)", \
         f"{cores} threads, blocks in threads"
-    for e, (est, Xe) in ests.items():
-        fns = {f"{e} | {one}": _on(1, lambda est=est, Xe=Xe: est.transform(Xe)),
-               f"{e} | {before}": _on(cores, _numpy_backend_off("pool_threads",
-                                                                lambda est=est, Xe=Xe: est.transform(Xe))),
-               f"{e} | {now}": _on(cores, lambda est=est, Xe=Xe: est.transform(Xe))}
-        for fn in fns.values():  # the per-precision caches and the JIT, outside the timing
-            fn()
-        t, o = _best_interleaved(fns, repeat=ROUNDS)
-        times.update(t)
-        outs.update(o)
+    times, outs = _capability_rounds(ests, cores, "pool_threads", (one, before, now), ROUNDS)
     rows = {e: len(Xe) for e, (_, Xe) in ests.items()}
     stages = _stages(*ests["default s=2000 r=64"], {one: 1, before: cores, now: cores}, before)
+    over_one, vs_before = _capability_speedups(times, ests, (one, before, now), "blocks in threads")
     res = {"cores": cores, "rounds": ROUNDS,
            "us_per_image": {k: round(t / rows[k.split(" | ")[0]] * 1e6, 1) for k, t in times.items()},
-           "speedup_over_1_thread": {
-               e: {"before": round(times[f"{e} | {one}"] / times[f"{e} | {before}"], 3),
-                   "blocks in threads": round(times[f"{e} | {one}"] / times[f"{e} | {now}"], 3)} for e in ests},
-           "speedup_threads_vs_before": {e: round(times[f"{e} | {before}"] / times[f"{e} | {now}"], 3) for e in ests},
+           "speedup_over_1_thread": over_one, "speedup_threads_vs_before": vs_before,
            "max_abs_diff_vs_before": {e: float(np.abs(outs[f"{e} | {now}"].astype(np.float64)
                                                      - outs[f"{e} | {before}"]).max()) for e in ests},
            "n_images": rows, "default_estimator_stages_us_per_image": stages}

@@ -78,6 +78,87 @@ def pool_threads():
     return _workers()
 
 
+#: products smaller than this (bytes of output) run whole in the calling thread: a split costs a few tens of µs
+SPLIT_MIN_BYTES = 2**18
+_controller = None
+
+
+def _blas():
+    """threadpoolctl's controller of the BLAS libraries loaded (NumPy's, SciPy's), made once: making one inspects
+    every loaded library (0.36 ms a call), where limiting through a kept one takes 12 µs."""
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+    return _controller
+
+
+@contextlib.contextmanager
+def split_products(executor, parts):
+    """Within: this thread's large stacked products (:meth:`NumpyBackend.matmul`, :meth:`NumpyBackend.multiply` of
+    (planes, rows, columns) arrays: the FFT paths' per-frequency GEMMs) are split into ``parts`` ranges of planes
+    run by ``executor``'s threads (:func:`_split_planes`), with BLAS on one thread throughout.
+
+    Why: the engine computes each chunk's products (the spectrum's per-frequency GEMMs, the template GEMM,
+    Nyström's K_ZZ^{-1/2}) in the caller's thread and then pools the chunk's blocks in its threads. With BLAS on
+    every core, OpenBLAS's workers spin for a while after each product, on the cores the pooling threads need:
+    those threads ran 30 % of their time off the cores (2 cores, default rotation estimator, thread CPU time
+    against wall time), and the transform on 2 cores was 1.07-1.3x one core. With the products split among the
+    pooling threads and BLAS on one thread, no worker spins (``benchmarks/probes/perf/pool_threads.py``, variant
+    ``products split``). Each plane is the same BLAS call as in the whole stack on one BLAS thread (tested): the
+    features do not depend on the number of threads.
+
+    BLAS's thread count is the process's (threadpoolctl), so other threads' BLAS calls run on one thread while a
+    transform is inside this context; the engine enters it only where it pools in threads (:func:`pool_threads`: on
+    the main thread, or where ``ORBITKERNELS_NUM_THREADS`` asks for it), as scikit-learn's ``KMeans`` limits BLAS
+    around its own threads.
+    """
+    saved = getattr(_local, "split", None)
+    _local.split = (executor, int(parts))
+    try:
+        with _blas().limit(limits=1, user_api="blas"):
+            yield
+    finally:
+        _local.split = saved
+
+
+def _split_planes(op, a, b, out, matmul):
+    """``op(a, b, out=out)`` (``matmul``: a stack of matrix products, else an elementwise product) by ranges of its
+    first axis (the spectrum's frequency planes) run side by side, or None where no split applies (outside
+    :func:`split_products`, a small product, or operands that are not stacks of planes).
+
+    Planes, not rows: a plane's product is then the same BLAS call as in the whole stack, hence the same bits,
+    where a GEMM split by rows is not (OpenBLAS's kernels for the leftover rows round some sums another way: 60 x
+    200 by 200 x 200 in float32, split in three).
+    """
+    split = getattr(_local, "split", None)
+    if split is None or not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or a.ndim != 3:
+        return None
+    executor, parts = split
+    nf = a.shape[0]
+    if b.ndim == 3 and b.shape[0] not in (1, nf) or b.ndim not in (2, 3) and matmul:
+        return None
+    b_planes = b.ndim == 3 and b.shape[0] == nf != 1  # b has the planes too: each range takes its own
+    shape = (nf, a.shape[1], b.shape[-1]) if matmul else np.broadcast_shapes(a.shape, b.shape)
+    if len(shape) != 3 or shape[0] != nf:
+        return None
+    dtype = np.result_type(a.dtype, b.dtype)
+    parts = min(parts, nf)
+    if parts < 2 or np.prod(shape) * dtype.itemsize < SPLIT_MIN_BYTES:
+        return None
+    if out is None:
+        out = np.empty(shape, dtype)
+    cuts = [nf * i // parts for i in range(parts + 1)]
+
+    def part(lo, hi):
+        op(a[lo:hi], b[lo:hi] if b_planes else b, out=out[lo:hi])
+
+    for f in [executor.submit(part, lo, hi) for lo, hi in zip(cuts, cuts[1:])]:
+        f.result()  # in order: the first failure is raised, the others waited for
+    return out
+
+
 @contextlib.contextmanager
 def in_pool_thread():
     """Inside one of the engine's pooling threads: the FFTs it runs take one worker each."""
@@ -107,6 +188,8 @@ class NumpyBackend:
     #: (:func:`pool_threads`, :func:`in_pool_thread`); a back-end without them pools its blocks in the caller's thread
     pool_threads = staticmethod(pool_threads)
     in_pool_thread = staticmethod(in_pool_thread)
+    #: the products of a chunk that pools in threads run in those threads, BLAS on one thread (:func:`split_products`)
+    split_products = staticmethod(split_products)
 
     def __reduce__(self):
         return (NumpyBackend, ())
@@ -142,10 +225,12 @@ class NumpyBackend:
 
     # algebra ---------------------------------------------------------------
     def matmul(self, a, b, out=None):
-        return np.matmul(a, b, out=out)
+        split = _split_planes(np.matmul, a, b, out, True)
+        return np.matmul(a, b, out=out) if split is None else split
 
     def multiply(self, a, b, out=None):
-        return np.multiply(a, b, out=out)
+        split = _split_planes(np.multiply, a, b, out, False)
+        return np.multiply(a, b, out=out) if split is None else split
 
     def sparse_matmul(self, P, X):
         """``P`` (from :meth:`sparse`) applied to every row of ``X``: ``X @ P.T``, one sparse product."""

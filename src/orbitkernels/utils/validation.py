@@ -186,8 +186,11 @@ def check_budget(owner, need_bytes, max_memory_mb, what, remedy):
     """
     budget = float(max_memory_mb) * 2**20
     if need_bytes > budget:
+        need_mb = need_bytes / 2**20
+        # two significant digits below 0.1 MB, where one decimal would print a need of "0.0 MB"
+        need = f"{need_mb:,.1f}" if need_mb >= 0.1 else f"{need_mb:.2g}"
         raise ValueError(
-            f"{owner}: {what} need at least {need_bytes / 2**20:,.1f} MB for one row, more than "
+            f"{owner}: {what} need at least {need} MB for one row, more than "
             f"max_memory_mb={max_memory_mb}; {remedy}"
         )
 
