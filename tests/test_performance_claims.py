@@ -67,3 +67,22 @@ def test_user_guide_gpu_claims_are_the_committed_gpu_check():
     assert (int(m[1]), float(m[2]), int(m[3])) == (round(rot["torch_gpu_images_per_s"]),
                                                     round(rot["gpu_over_numpy"], 1), rec["cpu_count"])
     assert "H100" in rec["gpu"]
+
+
+def test_readme_thread_claims_are_the_committed_split_products_probe():
+    """The README's figures for the default rotation estimator on this machine's cores are the recorded run of
+    benchmarks/probes/perf/split_products.py, whose threaded features equal one thread's."""
+    readme = _flat((ROOT / "README.md").read_text())
+    probe = json.loads((ROOT / "results/bench/split_products_probe.json").read_text())
+    m = re.search(r"On this project's two cores the default rotation estimator runs ([\d.]+)x faster than on one, "
+                  r"where the products on BLAS's threads gave ([\d.]+)x \(`python benchmarks/probes/perf/"
+                  r"split_products.py`, the recorded run; ([\d.]+)-([\d.]+)x over the products on BLAS's threads", readme)
+    assert m, "the README should quote the split_products probe"
+    user = probe["speedup_over_1_thread"]["user default s=2000 r=64 (cos, sin)"]
+    assert probe["cores"] == 2
+    assert float(m[1]) == round(user["products split"], 2) and float(m[2]) == round(user["before"], 2)
+    lo, hi = float(m[3]), float(m[4])  # the range over the runs holds the recorded one
+    assert all(lo <= round(v, 2) <= hi for v in probe["speedup_split_vs_before"].values())
+    assert not any(probe["max_abs_diff_vs_1_thread"].values())
+    shares = probe["default_pooling_threads_cpu_over_wall"]
+    assert min(shares.values()) < 0.75 < 0.95 < max(shares.values())

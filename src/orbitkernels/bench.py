@@ -1158,13 +1158,20 @@ VARIANTS = {
                     "stack on BLAS's threads in the caller's thread, after which OpenBLAS's workers spin on the "
                     "cores the pooling threads need", "status": "kept",
          "evidence": "benchmarks/probes/perf/split_products.py (results/bench/split_products_probe.json), this "
-                     "machine's 2 cores, three runs: the pooling threads on the cores 0.98-0.99 of their wall time "
-                     "against 0.65-0.71; over the products on BLAS's threads, the default estimator as a user writes it "
-                     "(cos, sin) 1.23-1.28x, the cos-only default shape 1.19-1.37x, the Rotated MNIST shape "
-                     "1.19-1.33x, GICDF on the full circle 1.15-1.57x; over one thread 1.48-1.65x in the recorded run "
-                     "where it was 1.05-1.36x; the same features as one thread (max |diff| 0). Not on the GEMM and "
+                     "machine's 2 cores, six runs: the pooling threads on the cores 0.98-0.99 of their wall time "
+                     "against 0.65-0.72; over the products on BLAS's threads, the default estimator as a user writes it "
+                     "(cos, sin) 1.23-1.36x, the cos-only default shape 1.19-1.39x, the Rotated MNIST shape "
+                     "1.19-1.61x, GICDF on the full circle 1.15-1.57x; the same features as one thread (max |diff| "
+                     "0); the recorded run's speedups over one thread are in the probe's file. Not on the GEMM and "
                      "data paths or under Nystroem's map, whose plain matrix products would run alone on one BLAS "
                      "thread"},
+        {"variant": "the same split under Nystroem's map (the default rotation Nystroem map, polar path), the map "
+                    "K_ZZ^{-1/2} (a plain product, once per chunk) on the caller's BLAS threads between the split "
+                    "products", "status": "not kept",
+         "evidence": "benchmarks/probes/perf/split_products.py with that estimator added, two runs, 2 cores: 0.87x "
+                     "and 1.02x the engine without the split (1.10x and 1.13x in two rounds of a one-estimator "
+                     "comparison): BLAS's workers, woken by the map, spin again through the next chunk's split "
+                     "products and blocks"},
     ],
     "rotations_nystroem": [
         {"variant": "the template (GEMM) path's Gaussian from one GEMM of dot products in the compute precision, "
