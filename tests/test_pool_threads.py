@@ -277,3 +277,21 @@ def test_a_stack_of_products_split_by_planes_is_the_whole_stack_on_one_blas_thre
             assert npbk._split_planes(fn, a[0], b if b.ndim == 2 else b[0], None, op == "matmul") is None  # 2-D
     np.testing.assert_array_equal(got, whole)
     np.testing.assert_array_equal(out, whole)
+
+
+def test_one_thread_leaves_blas_its_threads(monkeypatch, rng):
+    """ORBITKERNELS_NUM_THREADS=1 (the user guide's way to keep BLAS's own count): no split, BLAS untouched."""
+    monkeypatch.setattr(npbk, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "1")
+    X = rng.random((60, 256))
+    f = MAPS["polar-rf"]().set_params(random_state=0).fit(X)
+    seen, inner = [], npbk._split_planes
+
+    def spy(*args):
+        seen.append((inner(*args), _blas_threads()))
+        return seen[-1][0]
+
+    monkeypatch.setattr(npbk, "_split_planes", spy)
+    with threadpool_limits(2):
+        f.transform(X)
+    assert seen and all(r is None and blas == {2} for r, blas in seen)
