@@ -14,7 +14,9 @@ Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes
 variant is written at once to ``results/raj2017/hyperkernel_seeds_probes.json`` and skipped on a rerun.
 
 Seeds 3-8 ran as ``--seeds 3 5 7 --time-budget 3500`` and ``--seeds 4 6 8 --time-budget 3500`` side by side (no new
-seed starts after the budget; seeds 7 and 8 then ran as ``--seeds 7`` and ``--seeds 8``). The summary adds the 95 %
+seed starts after the budget; seeds 7 and 8 then ran as ``--seeds 7`` and ``--seeds 8``). BLAS runs on ``--threads``
+threads (default 1: two seeds side by side on this machine's two cores; on a larger machine, its cores); each stage
+prints its seconds as it ends. The summary adds the 95 %
 Student-t interval of the mean over the seeds. Each variant records where its features ran (``raj2017.engine_options``)
 and their seconds (``features_s``).
 """
@@ -105,12 +107,13 @@ def layer1_cell(F, features_s, row, seed, drawn):
             "iid_rotations_accuracy": control, "features": where(), "features_s": features_s}
 
 
-def run_seed(probes, row, seed, drawn):
+def run_seed(probes, row, seed, drawn, progress=lambda what: None):
     """The two cells of one seed's first layer (:func:`first_layer`); ``drawn``: ``iid_rotations.py``'s variants,
-    whose accuracy of the seed's first layer is the control."""
+    whose accuracy of the seed's first layer is the control; ``progress(what)`` after each stage."""
     if probes.has(first_layer_key(seed)) and probes.has(hyper_key(seed)):
         return
     F, features_s = first_layer(row, seed)
+    progress(f"first layer's features ({where()}, {features_s} s)")
 
     def hyper():
         r = raj2017._image_hyper_cell(F, row.y, row.train, row.valid, row.test, 10, row.cfg["layer2_exact"]["factors"],
@@ -119,7 +122,14 @@ def run_seed(probes, row, seed, drawn):
                 "valid_acc": max(max(a) for a in r["valid_acc"].values()), "features": where()}
 
     probes.record(first_layer_key(seed), lambda: layer1_cell(F, features_s, row, seed, drawn))
+    progress("first layer's RLS cell")
     probes.record(hyper_key(seed), hyper)
+    progress("exact hyperkernel cell")
+
+
+def say(t0, what):
+    """One line of progress: the seconds since ``t0`` and what just ended."""
+    print(f"[{time.perf_counter() - t0:7.0f} s] {what}", flush=True)
 
 
 def main(seeds, time_budget=float("inf")):
@@ -128,12 +138,13 @@ def main(seeds, time_budget=float("inf")):
                        script="benchmarks/probes/raj2017/hyperkernel_seeds.py", experiment="rotated_mnist",
                        row=ROW, dim=DIM, r=R)
     row = lgika_row(SEED)
+    say(t0, "the split and the row's law and γ")
     drawn = read_json(DRAWS)["variants"] if DRAWS.exists() else {}
     for seed in seeds:
         if time.perf_counter() - t0 > time_budget:
             print(f"time budget spent: seed {seed} and later not started", flush=True)
             break
-        run_seed(probes, row, seed, drawn)
+        run_seed(probes, row, seed, drawn, lambda what, seed=seed: say(t0, f"seed {seed}: {what}"))
     summarise(probes)
 
 
@@ -142,6 +153,10 @@ if __name__ == "__main__":
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--time-budget", type=float, default=float("inf"),
                     help="seconds after which no new seed starts (the finished cells are kept)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="BLAS threads for the ridge and kernel cells (default 1: two seeds side by side on 2 cores)")
     args = ap.parse_args()
-    with threadpool_limits(1):
+    if args.threads < 1:
+        ap.error(f"--threads must be a positive integer; got {args.threads}")
+    with threadpool_limits(args.threads):
         main(args.seeds, args.time_budget)
