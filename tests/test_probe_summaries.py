@@ -405,3 +405,37 @@ def test_mroueh_page_names_where_the_draws_ran(tmp_path):
         assert "| mean over 2 training draws, \\|G\\|=441 | 0.9800 | 0.9897 | higher |" in lines
     path.write_text(json.dumps({"headline": [], "setup": {}, "command": "c"}))
     assert mroueh2015._draws_lines(tmp_path) == []
+
+
+def test_unit_norm_paragraph_quotes_its_probes():
+    """docs/fidelity.md's table of unit-norm digits (Raj Table 2) is rmnist_unit_norm.py's cells, beside the raw
+    cells of orig_rf_gamma.py and lgika_gamma_edge.py; the control recomputes the recorded Original (RF) cell."""
+    un = probe_module("benchmarks/probes/raj2017/rmnist_unit_norm.py")
+    v = json.loads((ROOT / "results/raj2017/rmnist_unit_norm_probes.json").read_text())["variants"]
+    orig = json.loads((ROOT / "results/raj2017/orig_rf_gamma_probes.json").read_text())["variants"]
+    edge = json.loads((ROOT / "results/raj2017/lgika_gamma_edge_probes.json").read_text())["variants"]
+    cells = json.loads((ROOT / "results/raj2017/rotated_mnist.json").read_text())["cells"]
+    control = v["Original (RF), raw digits, factor 1 (the recorded cell's protocol: control)"]
+    recorded = (cells["orig_rf|14000"]["accuracy"], orig["factor 1"]["valid_acc"])
+    assert (control["accuracy"], control["valid_acc"]) == recorded
+
+    def pair(x):
+        return f"{x['valid_acc']:g}, {x['accuracy']:.2f}"
+
+    scaled_orig = [pair(v[f"Original (RF), unit-norm digits, factor {f:g}"]) for f in un.ORIG_FACTORS]
+    scaled_lgika = [pair(v[un.lgika_key(f)]) for f in un.LGIKA_FACTORS]
+    raw_orig = [pair(orig[f"factor {f:g}"]) for f in (0.5, 1.0, 2.0)]
+    raw_lgika = [pair(edge[f"LGIKA (RF), D=14000, r=100 qmc, factor {f:g}"]) for f in (2, 4)]
+    page = (ROOT / "docs/fidelity.md").read_text()
+    rows = [f"| {' | '.join(raw_orig)} | | 87.75 |",
+            f"| {' | '.join(scaled_orig)} | | 87.75 |".replace("87.97", "**87.97**"),
+            f"| | | {' | '.join(raw_lgika)} | 96.83 |",
+            f"| | {' | '.join(scaled_lgika)} | 96.83 |".replace("97.12", "**97.12**").replace("97.23", "**97.23**")]
+    for r in rows:
+        assert r in page, r
+    best_orig = max(un.ORIG_FACTORS, key=lambda f: v[f"Original (RF), unit-norm digits, factor {f:g}"]["valid_acc"])
+    assert v[f"Original (RF), unit-norm digits, factor {best_orig:g}"]["accuracy"] > 87.75 > control["accuracy"]
+    tied = [f for f in un.LGIKA_FACTORS if v[un.lgika_key(f)]["valid_acc"] == max(v[un.lgika_key(g)]["valid_acc"]
+                                                                                   for g in un.LGIKA_FACTORS)]
+    assert tied == [1.0, 2.0] and "the two factors tied on validation" in page
+    assert min(v[un.lgika_key(f)]["accuracy"] for f in tied) > 96.83
