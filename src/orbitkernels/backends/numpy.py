@@ -103,10 +103,10 @@ def split_products(executor, parts):
     Why: the engine computes each chunk's products (the spectrum's per-frequency GEMMs, the template GEMM,
     Nyström's K_ZZ^{-1/2}) in the caller's thread and then pools the chunk's blocks in its threads. With BLAS on
     every core, OpenBLAS's workers spin for a while after each product, on the cores the pooling threads need:
-    those threads ran 30 % of their time off the cores (2 cores, default rotation estimator, thread CPU time
-    against wall time), and the transform on 2 cores was 1.07-1.3x one core. With the products split among the
-    pooling threads and BLAS on one thread, no worker spins (``benchmarks/probes/perf/pool_threads.py``, variant
-    ``products split``). Each plane is the same BLAS call as in the whole stack on one BLAS thread (tested): the
+    those threads ran about 30 % of their time off the cores (2 cores, default rotation estimator, thread CPU time
+    against wall time), and the transform on 2 cores was 1.05-1.37x one core. With the products split among the
+    pooling threads and BLAS on one thread, no worker spins (``benchmarks/probes/perf/split_products.py``: the
+    pooling threads on the cores 0.98-0.99 of their time, 1.15-1.61x faster over six runs). Each plane is the same BLAS call as in the whole stack on one BLAS thread (tested): the
     features do not depend on the number of threads.
 
     BLAS's thread count is the process's (threadpoolctl), so other threads' BLAS calls run on one thread while a
@@ -137,7 +137,7 @@ def _split_planes(op, a, b, out, matmul):
         return None
     executor, parts = split
     nf = a.shape[0]
-    if b.ndim == 3 and b.shape[0] not in (1, nf) or b.ndim not in (2, 3) and matmul:
+    if (b.ndim == 3 and b.shape[0] not in (1, nf)) or (matmul and b.ndim not in (2, 3)):
         return None
     b_planes = b.ndim == 3 and b.shape[0] == nf != 1  # b has the planes too: each range takes its own
     shape = (nf, a.shape[1], b.shape[-1]) if matmul else np.broadcast_shapes(a.shape, b.shape)
