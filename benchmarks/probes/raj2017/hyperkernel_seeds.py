@@ -31,13 +31,11 @@ from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
-from orbitkernels.experiments._common import PAPER_FREQUENCIES
 from orbitkernels.experiments.report import ProbeFile
-from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.utils.io import read_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rmnist_lgika_row import RECORD, lgika_row  # noqa: E402
+from rmnist_lgika_row import RECORD, hyper_cell, lgika_map, lgika_row  # noqa: E402
 
 OUT = Path("results/raj2017/hyperkernel_seeds_probes.json")
 DRAWS = Path("results/raj2017/iid_rotations_probes.json")
@@ -92,9 +90,7 @@ def first_layer(row, seed):
     """One seed's first layer on every row, drawn as ``iid_rotations.py`` drew its low-variance row of that seed (the
     same law, γ, r and frequencies), and the seconds it took."""
     t = time.perf_counter()
-    fm = OrbitFourierFeatures(row.group, sampling="qmc", gamma=row.gamma, n_components=DIM // 2, n_group_samples=R,
-                              frequencies=PAPER_FREQUENCIES, random_state=seed,
-                              **raj2017.engine_options()).fit(row.X[row.train])
+    fm = lgika_map(row, row.gamma, seed, DIM, R).fit(row.X[row.train])
     F = fm.transform(row.X).astype(np.float32)
     return F, round(time.perf_counter() - t, 1)
 
@@ -115,15 +111,9 @@ def run_seed(probes, row, seed, drawn, progress=lambda what: None):
     F, features_s = first_layer(row, seed)
     progress(f"first layer's features ({where()}, {features_s} s)")
 
-    def hyper():
-        r = raj2017._image_hyper_cell(F, row.y, row.train, row.valid, row.test, 10, row.cfg["layer2_exact"]["factors"],
-                                      SEED)
-        return {"accuracy": r["accuracy"], "layer2_factor": r["layer2_factor"], "lambda": r["lambda"],
-                "valid_acc": max(max(a) for a in r["valid_acc"].values()), "features": where()}
-
     probes.record(first_layer_key(seed), lambda: layer1_cell(F, features_s, row, seed, drawn))
     progress("first layer's RLS cell")
-    probes.record(hyper_key(seed), hyper)
+    probes.record(hyper_key(seed), lambda: {**hyper_cell(F, row, SEED), "features": where()})
     progress("exact hyperkernel cell")
 
 

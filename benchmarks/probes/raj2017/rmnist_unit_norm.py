@@ -31,13 +31,11 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
-from orbitkernels.experiments._common import PAPER_FREQUENCIES
 from orbitkernels.experiments._raj_eval import median_sq_dist
 from orbitkernels.experiments.report import ProbeFile
-from orbitkernels.features import OrbitFourierFeatures
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rmnist_lgika_row import lgika_row  # noqa: E402
+from rmnist_lgika_row import hyper_cell, lgika_map, lgika_row  # noqa: E402
 
 OUT = Path("results/raj2017/rmnist_unit_norm_probes.json")
 SEED, DIM, R = 0, 14000, 100
@@ -74,16 +72,14 @@ def main(hyper=False):
     row = lgika_row(SEED)
     Xn = unit_rows(row.X)
     scale_n = median_sq_dist(Xn[row.train], seed=SEED)
-    eng = raj2017.engine_options()
 
     def orig(X, scale, factor):
         return lambda: {**cell(raj2017._image_feature_map("orig_rf", None, DIM, factor / scale, R, row.cfg, SEED),
                                X, row), "gamma_factor": factor}
 
     def lgika(X, scale, factor):
-        fm = OrbitFourierFeatures(row.group, sampling="qmc", gamma=factor / scale, n_components=DIM // 2,
-                                  n_group_samples=R, frequencies=PAPER_FREQUENCIES, random_state=SEED, **eng)
-        return lambda: {**cell(fm, X, row), "gamma_factor": factor, "law": row.chosen["law"]}
+        return lambda: {**cell(lgika_map(row, factor / scale, SEED, DIM, R), X, row), "gamma_factor": factor,
+                        "law": row.chosen["law"]}
 
     t0 = time.perf_counter()
     variants = [("Original (RF), raw digits, factor 1 (the recorded cell's protocol: control)",
@@ -92,25 +88,20 @@ def main(hyper=False):
     variants += [(lgika_key(f), lgika(Xn, scale_n, f)) for f in LGIKA_FACTORS]
     if hyper:
         variants.append(("LGIKA (RF), unit-norm digits, exact hyperkernel on the factor the validation chose",
-                         lambda: hyper_cell(probes, row, Xn, scale_n, eng)))
+                         lambda: scaled_hyper_cell(probes, row, Xn, scale_n)))
     for key, fn in variants:
         probes.record(key, fn)
         print(f"[{time.perf_counter() - t0:6.0f} s] {key}: {probes.store['variants'][key]['accuracy']:.2f} %",
               flush=True)
 
 
-def hyper_cell(probes, row, Xn, scale_n, eng):
+def scaled_hyper_cell(probes, row, Xn, scale_n):
     """The exact hyperkernel on the LGIKA (RF) first layer (scaled digits) of the factor with the best validation
     accuracy (ties to the smaller factor), recomputed with the same seed."""
     v = probes.store["variants"]
     factor = max(LGIKA_FACTORS, key=lambda f: (v[lgika_key(f)]["valid_acc"], -f))
-    fm = OrbitFourierFeatures(row.group, sampling="qmc", gamma=factor / scale_n, n_components=DIM // 2,
-                              n_group_samples=R, frequencies=PAPER_FREQUENCIES, random_state=SEED, **eng)
-    F = fm.fit(Xn[row.train]).transform(Xn).astype(np.float32)
-    r = raj2017._image_hyper_cell(F, row.y, row.train, row.valid, row.test, 10, row.cfg["layer2_exact"]["factors"],
-                                  SEED)
-    return {"accuracy": r["accuracy"], "gamma_factor": factor, "layer2_factor": r["layer2_factor"],
-            "lambda": r["lambda"], "valid_acc": max(max(a) for a in r["valid_acc"].values()),
+    F = lgika_map(row, factor / scale_n, SEED, DIM, R).fit(Xn[row.train]).transform(Xn).astype(np.float32)
+    return {**hyper_cell(F, row, SEED), "gamma_factor": factor,
             "first_layer_accuracy": v[lgika_key(factor)]["accuracy"]}
 
 

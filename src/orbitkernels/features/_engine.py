@@ -677,6 +677,11 @@ class ProjectionPlan:
                 Sb = bk.to_numpy(Sb)
                 dest[...] = pool(np.ascontiguousarray(Sb.transpose(1, 2, 0) if lay == "rns" else Sb))
 
+        def pool_blocks_in_thread(group):
+            with bk.in_pool_thread():
+                for args in group:
+                    pool_block(*args)
+
         # the blocks of a chunk are independent (disjoint output rows, read-only similarities or spectrum), and
         # each is computed the same way in any thread: the features do not depend on the thread count
         executor = ThreadPoolExecutor(threads, thread_name_prefix="orbitkernels-pool") if threads > 1 else None
@@ -688,42 +693,31 @@ class ProjectionPlan:
                     and self.strategy.splits_products else contextlib.nullcontext())
         try:
             with products:
-                self._map_chunks(X, starts, rows, cdt, ws, out, post, pooled, sub, executor, threads, pool_block)
+                for a in starts:
+                    S = blocks = runs = None  # the previous chunk's similarities live in the workspace's buffers
+                    S, layout = self._similarities(X[a : a + rows], cdt, ws)
+                    m = min(rows, n - a)
+                    target = out[a : a + m] if post is None else pooled[:m]
+                    blocks = [(S, layout, b, target[b : min(b + sub, m)]) for b in range(0, m, sub)]
+                    if executor is None or len(blocks) < 2:
+                        for args in blocks:
+                            pool_block(*args)
+                    else:
+                        # a few runs of consecutive blocks per thread, not a task per block: a direct path's block
+                        # is 128 KiB (one row of GICDF's 500 x 64 similarities), pooled in tens of microseconds
+                        k = min(len(blocks), 4 * threads)
+                        runs = [blocks[i * len(blocks) // k : (i + 1) * len(blocks) // k] for i in range(k)]
+                        for f in [executor.submit(pool_blocks_in_thread, run) for run in runs]:
+                            f.result()  # in order: the first failure is raised here, the rest are waited for
+                    if post is not None:
+                        if out.dtype == cdt:
+                            np.matmul(target, post, out=out[a : a + m])
+                        else:
+                            out[a : a + m] = target @ post
         finally:
             if executor is not None:
                 executor.shutdown(wait=True, cancel_futures=True)
         return out
-
-    def _map_chunks(self, X, starts, rows, cdt, ws, out, post, pooled, sub, executor, threads, pool_block):
-        """:meth:`map`'s loop over the chunks: similarities, the blocks pooled (in ``executor``'s threads), the map."""
-        n, bk = len(X), self.backend
-
-        def pool_blocks_in_thread(group):
-            with bk.in_pool_thread():
-                for args in group:
-                    pool_block(*args)
-
-        for a in starts:
-            S = blocks = runs = None  # the previous chunk's similarities live in the workspace's buffers
-            S, layout = self._similarities(X[a : a + rows], cdt, ws)
-            m = min(rows, n - a)
-            target = out[a : a + m] if post is None else pooled[:m]
-            blocks = [(S, layout, b, target[b : min(b + sub, m)]) for b in range(0, m, sub)]
-            if executor is None or len(blocks) < 2:
-                for args in blocks:
-                    pool_block(*args)
-            else:
-                # a few runs of consecutive blocks per thread, not a task per block: a direct path's block is
-                # 128 KiB (one row of GICDF's 500 x 64 similarities), pooled in tens of microseconds
-                k = min(len(blocks), 4 * threads)
-                runs = [blocks[i * len(blocks) // k : (i + 1) * len(blocks) // k] for i in range(k)]
-                for f in [executor.submit(pool_blocks_in_thread, run) for run in runs]:
-                    f.result()  # in order: the first failure is raised here, the rest are waited for
-            if post is not None:
-                if out.dtype == cdt:
-                    bk.matmul(target, post, out=out[a : a + m])
-                else:
-                    out[a : a + m] = bk.matmul(target, post)
 
 
 # ---------------------------------------------------------------------- the path objects
