@@ -241,7 +241,13 @@ class ExperimentRun:
         )
 
     def wall_time(self) -> float:
-        return self._elapsed_before + (time.perf_counter() - self._t0)
+        """Seconds of the whole run: this invocation's and those of the invocations it resumed."""
+        return self._elapsed_before + self.session_time()
+
+    def session_time(self) -> float:
+        """Seconds of this invocation alone: what a time budget of one sitting counts (a resumed run has spent its
+        earlier sittings' time already, and a budget on :meth:`wall_time` would never let it start a cell again)."""
+        return time.perf_counter() - self._t0
 
     # -- final file ----------------------------------------------------------
     def finish(self, data, headline=(), *, seeds=None, notes=None, figure=None):

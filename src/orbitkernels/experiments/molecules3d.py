@@ -263,7 +263,7 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     budget = None if budget is None else float(budget)
 
     def cell(key, compute):
-        if run.has(key) or budget is None or run.wall_time() < budget:
+        if run.has(key) or budget is None or run.session_time() < budget:
             return run.cell(key, compute)
         skipped.append(key)
         return None
