@@ -439,3 +439,38 @@ def test_unit_norm_paragraph_quotes_its_probes():
                                                                                    for g in un.LGIKA_FACTORS)]
     assert tied == [1.0, 2.0] and "the two factors tied on validation" in page
     assert min(v[un.lgika_key(f)]["accuracy"] for f in tied) > 96.83
+
+
+
+def test_unit_norm_rows_of_the_reproduction_are_on_the_page_and_repeat_the_probe():
+    """Table 2's scaled rows (orig_rf_unit, lgika_rf_r100_qmc_unit): their first layers repeat the probe's cells at
+    the γ factor the runner's selection chose, the validation split prefers them to their raw twins (so the results
+    page shows them), and docs/fidelity.md's table of both rows' layers is the results file's cells."""
+    un = probe_module("benchmarks/probes/raj2017/rmnist_unit_norm.py")
+    v = json.loads((ROOT / "results/raj2017/rmnist_unit_norm_probes.json").read_text())["variants"]
+    res = json.loads((ROOT / "results/raj2017/rotated_mnist.json").read_text())
+    cells = res["cells"]
+    orig, lgika = cells["orig_rf_unit|14000"], cells["lgika_rf_r100_qmc_unit|14000"]
+    assert orig["gamma_factor"] == cells["select|orig_rf_unit"]["gamma_factor"] == 1.0
+    assert lgika["gamma_factor"] == cells["select|lgika_rf_unit"]["gamma_factor"] == 2.0
+    assert orig["accuracy"] == v["Original (RF), unit-norm digits, factor 1"]["accuracy"]
+    assert lgika["accuracy"] == v[un.lgika_key(2.0)]["accuracy"]
+    best = {k: max(max(x) for x in cells[k]["valid_acc"].values()) for k in
+            ("orig_rf|14000", "orig_rf_unit|14000", "lgika_rf_r100_qmc|14000", "lgika_rf_r100_qmc_unit|14000")}
+    assert best["orig_rf_unit|14000"] > best["orig_rf|14000"]
+    assert best["lgika_rf_r100_qmc_unit|14000"] > best["lgika_rf_r100_qmc|14000"]
+    heads = {h["name"]: h["ours"] for h in res["headline"]}
+    tag = "digits scaled to unit norm (chosen on validation)"
+    assert heads[f"Original (RF) accuracy % (D=14000, {tag})"] == orig["accuracy"]
+    assert heads[f"LGIKA (RF) accuracy % (D=14000, r=100 qmc, {tag})"] == lgika["accuracy"]
+
+    def line(label, digits, key, paper):
+        acc = [f"{cells[p + key]['accuracy']:.2f}" if p + key in cells else "—"
+               for p in ("", "wide|", "orf|", "hyper|")]
+        return f"| {label} | {digits} | {' | '.join(acc)} | {paper} |"
+    page = (ROOT / "docs/fidelity.md").read_text()
+    for label, key, paper in (("Original (RF)", "orig_rf|14000", "87.75 / 88.01"),
+                              ("LGIKA (RF), r = 100 low-variance", "lgika_rf_r100_qmc|14000", "96.83 / 97.18")):
+        assert line(label, "raw", key, paper) in page, line(label, "raw", key, paper)
+        unit = line(label, "unit norm (chosen)", key.replace("|", "_unit|"), paper)
+        assert unit in page, unit

@@ -155,6 +155,69 @@ def test_rotated_mnist_quick(tmp_path, monkeypatch):
         label = raj2017.LABELS[method]
         assert heads[f"{label} accuracy % 2nd layer (D={dim}; 2nd layer {orth['n_freq'] / 1000:g}k orthogonal "
                      "frequencies, the paper's width)"] == cell["accuracy"]
+    # the Original (RF) row on digits scaled to unit norm: its own γ selection on the scaled digits, its features
+    # are the plain row's map applied to them, and the validation split decides which of the two the headline shows
+    unit = res["cells"]["select|orig_rf_unit"]
+    assert unit["law"] == "None" and unit["gamma_factor"] in cfg["gamma_factors"]
+    Xu = raj2017.unit_norm_rows(X)
+    gamma = unit["gamma_factor"] / raj2017.median_sq_dist(Xu[train], seed=0)
+    F = raj2017._image_feature_map("orig_rf_unit", None, cfg["feature_dims"][0], gamma, cfg["r"], cfg,
+                                   0).fit(Xu[train]).transform(Xu).astype(np.float32)
+    again = raj2017._classification_cell(F, y, train, valid, test, 10, cfg, 0)
+    cell = res["cells"][f"orig_rf_unit|{cfg['feature_dims'][0]}"]
+    assert (cell["accuracy"], cell["lambda"]) == (again["accuracy"], again["lambda"])
+    rows = {r["method"]: r for r in res["data"]["rows"]}
+    assert rows["orig_rf_unit"]["scaling"] == "unit_norm" and rows["orig_rf"]["scaling"] is None
+    assert rows["orig_rf_unit"]["valid"] == max(cell["valid_acc"]["0"])
+    scaled = rows["orig_rf_unit"]["valid"] > rows["orig_rf"]["valid"]
+    name = f"Original (RF) accuracy % (D={cfg['feature_dims'][0]}" + (
+        ", digits scaled to unit norm (chosen on validation))" if scaled else ")")
+    assert heads[name] == rows["orig_rf_unit" if scaled else "orig_rf"]["accuracy"]
+
+
+def test_unit_norm_rows_are_scaled_to_norm_one_and_refuse_blank_images():
+    X = np.abs(np.random.RandomState(0).normal(size=(5, 9))).astype(np.float32)
+    U = raj2017.unit_norm_rows(X)
+    assert U.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(U, axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(U * np.linalg.norm(X, axis=1, keepdims=True), X, rtol=1e-6)
+    X[3] = 0.0
+    with pytest.raises(ValueError, match="1 row.*norm 0 or NaN.*row 3"):
+        raj2017.unit_norm_rows(X)
+    X[3, 0] = np.nan
+    with pytest.raises(ValueError, match="row 3"):
+        raj2017.unit_norm_rows(X)
+
+
+def test_scaled_rows_take_the_papers_row_only_when_better_on_validation():
+    """A row on unit-norm digits (``Method.scaling``) and its unscaled twin at the same D measure the same paper's
+    row: the headline shows the one better on the validation split (ties to the unscaled row, the paper's stated
+    protocol), with its 2nd-layer cells; the scaled row has its own family (γ chosen again on its inputs)."""
+    unit, qmc = raj2017.as_method("lgika_rf_r100_qmc_unit"), raj2017.as_method("lgika_rf_r100_qmc")
+    assert (unit.r, unit.group_sampling, unit.reproduces, unit.scaling) == (100, "qmc", "lgika_rf", "unit_norm")
+    assert (unit.family, qmc.family, raj2017.as_method("orig_rf_unit").family) == ("lgika_unit", "lgika", "orig_unit")
+    assert qmc.counterpart("nys").name == "lgika_nys_r100_qmc" and unit.counterpart("nys") is None
+
+    def row(method, dim, acc, valid, **more):
+        return {"method": method, "dim": dim, "accuracy": acc, "accuracy_2layer": None, "valid": valid,
+                "scaling": raj2017.as_method(method).scaling, **more}
+    rows = [row("lgika_rf_r100_qmc", 14000, 96.9, 0.9645, accuracy_hyper=97.1),
+            row("lgika_rf_r100_qmc_unit", 14000, 97.2, 0.9665, accuracy_hyper=97.3),
+            row("lgika_rf_r100_qmc_unit", 2000, 99.0, 0.99),  # another D: never the headline's
+            row("orig_rf", 14000, 87.2, 0.864), row("orig_rf_unit", 14000, 88.0, 0.864)]
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads(rows, raj2017.PAPER_MNIST)}
+    tag = ", digits scaled to unit norm (chosen on validation)"
+    assert heads[f"LGIKA (RF) accuracy % (D=14000, r=100 qmc{tag})"] == 97.2
+    assert heads["LGIKA (RF) accuracy % 2nd layer as the exact Gaussian hyperkernel [beyond paper] "
+                 f"(D=14000, r=100 qmc{tag}) vs paper 2nd layer RF"] == 97.3
+    assert heads["Original (RF) accuracy % (D=14000)"] == 87.2  # a tie keeps the unscaled digits
+    assert not any("unit norm" in name for name in heads if name.startswith("Original"))
+    rows[-1]["valid"] = 0.8735
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads(rows, raj2017.PAPER_MNIST)}
+    assert heads[f"Original (RF) accuracy % (D=14000{tag})"] == 88.0  # no "r=None" for a row without its own r
+    rows[1]["valid"] = 0.96
+    heads = {h["name"]: h["ours"] for h in raj2017._image_heads(rows, raj2017.PAPER_MNIST)}
+    assert heads["LGIKA (RF) accuracy % (D=14000, r=100 qmc)"] == 96.9
 
 
 def _fake_cifar(n_train=100, n_test=50, seed=0):
@@ -521,7 +584,7 @@ def test_cells_can_be_postponed_by_pattern(monkeypatch):
     """$ORBITKERNELS_RAJ2017_CELLS picks which outstanding cells run now; the others wait, resumable."""
     from types import SimpleNamespace
 
-    run = SimpleNamespace(has=lambda key: key == "orig_rf|14000", wall_time=lambda: 10.0)
+    run = SimpleNamespace(has=lambda key: key == "orig_rf|14000", session_time=lambda: 10.0)
     monkeypatch.delenv("ORBITKERNELS_RAJ2017_CELLS", raising=False)
     assert not raj2017._postponed(run, "wide|orig_rf|14000", None)
     assert raj2017._postponed(run, "wide|orig_rf|14000", 5.0)  # past the budget
@@ -529,6 +592,22 @@ def test_cells_can_be_postponed_by_pattern(monkeypatch):
     assert not raj2017._postponed(run, "wide|orig_rf|14000", None)
     assert raj2017._postponed(run, "lgika_nys_r100|7000", None)
     assert not raj2017._postponed(run, "orig_rf|14000", 5.0)  # a finished cell is always taken from the file
+
+
+def test_time_budget_counts_this_invocation_only(tmp_path, monkeypatch):
+    """A run resumed after sittings longer than the budget still starts cells: the budget is of one invocation (the
+    results file's wall time, which sums the sittings, had postponed every new cell of Table 2 for good)."""
+    from orbitkernels.experiments._runner import ExperimentRun
+
+    monkeypatch.delenv("ORBITKERNELS_RAJ2017_CELLS", raising=False)
+    run = ExperimentRun("raj2017", "budget", {"a": 1}, out_dir=tmp_path)
+    run._elapsed_before = 40000.0  # earlier sittings, recorded with the finished cell
+    run.cell("done|1", lambda: {"x": 1})
+    again = ExperimentRun("raj2017", "budget", {"a": 1}, out_dir=tmp_path)
+    assert again.has("done|1") and again.wall_time() > 40000.0 > 6000.0 > again.session_time()
+    assert not raj2017._postponed(again, "new|1", 6000.0)
+    monkeypatch.setattr(again, "session_time", lambda: 6001.0)
+    assert raj2017._postponed(again, "new|1", 6000.0)
 
 
 def test_image_wide_cell_is_ridge_on_the_explicit_wide_layer_with_the_validation_choice():

@@ -259,6 +259,14 @@ def test_readme_second_layer_sentence_is_the_committed_results():
                 rf["accuracy_2layer_paper"], q["rmse_2layer_paper"]]
     assert stated == [round(v, 2) for v in measured]
     assert nys["accuracy_2layer_orth"] >= nys["paper_2layer"]  # the sentence's "meets"
+    unit = rows[("lgika_rf_r100_qmc_unit", 14000)]
+    m = re.search(r"On digits scaled to unit norm, which the validation split prefers for that row, LGIKA \(RF\) goes "
+                  r"from ([\d.]+) % to ([\d.]+) % with i.i.d. frequencies \(the paper's ([\d.]+) %\) and to ([\d.]+) % "
+                  r"with orthogonal ones", readme)
+    assert m, "the README should state the second layer on the unit-norm digits"
+    assert [float(v) for v in m.groups()] == [round(v, 2) for v in (
+        unit["accuracy"], unit["accuracy_2layer_paper"], unit["paper_2layer"], unit["accuracy_2layer_orth"])]
+    assert unit["valid"] > rf["valid"]  # "which the validation split prefers"
 
 
 def test_rotated_mnist_headline_is_the_summary_of_its_stored_rows():

@@ -15,12 +15,12 @@ of the scaled ones):
   (the recorded cell: 96.87 % at factor 2, the paper 96.83 %; its 2nd layer 97.01 %, the exact hyperkernel on it
   97.12 %, the paper's 2nd layer 97.18 %), at factors 1, 2 and 4.
 
-The validation split decides between the raw and the scaled digits, as it decides γ. ``--hyper`` adds the exact
-Gaussian hyperkernel (the 2nd RF layer's D₂ → ∞ limit, ``raj2017._image_hyper_cell``: γ₂ factor and λ on the
-validation split, refit on train + validation) on the LGIKA (RF) first layer of the factor the validation split
-chose among the scaled digits' (about half an hour on one core). Run from the repository root (ORBITKERNELS_DATA
-set): ``python benchmarks/probes/raj2017/rmnist_unit_norm.py [--threads 2] [--hyper]``; each finished variant is
-written at once to ``results/raj2017/rmnist_unit_norm_probes.json`` and skipped on a rerun.
+The validation split decides between the raw and the scaled digits, as it decides γ. The reproduction took this
+up: Table 2's runner has both rows on the scaled digits (``orig_rf_unit``, ``lgika_rf_r100_qmc_unit``, with their 2nd
+layers and exact hyperkernels), each chosen over its unscaled twin on the validation split (``raj2017._image_heads``).
+Run from the repository root (ORBITKERNELS_DATA set):
+``python benchmarks/probes/raj2017/rmnist_unit_norm.py [--threads 2]``; each finished variant is written at once to
+``results/raj2017/rmnist_unit_norm_probes.json`` and skipped on a rerun.
 """
 import argparse
 import sys
@@ -31,23 +31,15 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from orbitkernels.experiments import raj2017
-from orbitkernels.experiments._raj_eval import median_sq_dist
+from orbitkernels.experiments._raj_eval import median_sq_dist, unit_norm_rows
 from orbitkernels.experiments.report import ProbeFile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rmnist_lgika_row import hyper_cell, lgika_map, lgika_row  # noqa: E402
+from rmnist_lgika_row import lgika_map, lgika_row  # noqa: E402
 
 OUT = Path("results/raj2017/rmnist_unit_norm_probes.json")
 SEED, DIM, R = 0, 14000, 100
 ORIG_FACTORS, LGIKA_FACTORS = (0.5, 1.0, 2.0), (1.0, 2.0, 4.0)
-
-
-def unit_rows(X):
-    """Each row divided by its Euclidean norm (float32, as the split's rows); a zero row is refused."""
-    norms = np.linalg.norm(X.astype(np.float64), axis=1, keepdims=True)
-    if not np.all(norms > 0):
-        raise ValueError("a digit with no ink cannot be scaled to unit norm")
-    return (X / norms).astype(np.float32)
 
 
 def cell(fm, X, row):
@@ -65,12 +57,12 @@ def lgika_key(factor):
     return f"LGIKA (RF) r=100 low-variance, unit-norm digits, factor {factor:g}"
 
 
-def main(hyper=False):
+def main():
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/raj2017/rmnist_unit_norm.py", experiment="rotated_mnist", dim=DIM,
                        seed=SEED, recorded={"orig_rf": 87.18, "lgika_rf_r100_qmc": 96.87})
     row = lgika_row(SEED)
-    Xn = unit_rows(row.X)
+    Xn = unit_norm_rows(row.X)
     scale_n = median_sq_dist(Xn[row.train], seed=SEED)
 
     def orig(X, scale, factor):
@@ -86,31 +78,17 @@ def main(hyper=False):
                  orig(row.X, row.scale, 1.0))]
     variants += [(f"Original (RF), unit-norm digits, factor {f:g}", orig(Xn, scale_n, f)) for f in ORIG_FACTORS]
     variants += [(lgika_key(f), lgika(Xn, scale_n, f)) for f in LGIKA_FACTORS]
-    if hyper:
-        variants.append(("LGIKA (RF), unit-norm digits, exact hyperkernel on the factor the validation chose",
-                         lambda: scaled_hyper_cell(probes, row, Xn, scale_n)))
     for key, fn in variants:
         probes.record(key, fn)
         print(f"[{time.perf_counter() - t0:6.0f} s] {key}: {probes.store['variants'][key]['accuracy']:.2f} %",
               flush=True)
 
 
-def scaled_hyper_cell(probes, row, Xn, scale_n):
-    """The exact hyperkernel on the LGIKA (RF) first layer (scaled digits) of the factor with the best validation
-    accuracy (ties to the smaller factor), recomputed with the same seed."""
-    v = probes.store["variants"]
-    factor = max(LGIKA_FACTORS, key=lambda f: (v[lgika_key(f)]["valid_acc"], -f))
-    F = lgika_map(row, factor / scale_n, SEED, DIM, R).fit(Xn[row.train]).transform(Xn).astype(np.float32)
-    return {**hyper_cell(F, row, SEED), "gamma_factor": factor,
-            "first_layer_accuracy": v[lgika_key(factor)]["accuracy"]}
-
-
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
-    ap.add_argument("--hyper", action="store_true", help="the exact hyperkernel on the chosen LGIKA (RF) layer too")
     args = ap.parse_args()
     if args.threads < 1:
         ap.error(f"--threads must be a positive integer; got {args.threads}")
     with threadpool_limits(args.threads):
-        main(args.hyper)
+        main()

@@ -17,7 +17,7 @@ from ..features._frequencies import orthogonal_gaussian
 from ._common import RidgePath, kfold_indices
 
 __all__ = ["median_sq_dist", "inner_cv_select", "regression_scores", "second_layer", "one_hot",
-           "holdout_select", "sq_dists", "layer2_scale", "WideLayer2"]
+           "holdout_select", "sq_dists", "layer2_scale", "WideLayer2", "unit_norm_rows"]
 
 
 def median_sq_dist(X, n=1000, seed=0):
@@ -28,6 +28,16 @@ def median_sq_dist(X, n=1000, seed=0):
     sq = (A * A).sum(1)
     D = sq[:, None] + sq[None, :] - 2 * A @ A.T
     return float(np.median(D[np.triu_indices(len(A), 1)]))
+
+
+def unit_norm_rows(X):
+    """Each row divided by its Euclidean norm (float32): Table 2's rows with ``scaling="unit_norm"``. The image
+    actions are unitary (Raj Lemma 2.1), so the scaling commutes with the group. A row of zeros is refused."""
+    norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1, keepdims=True)
+    if not np.all(norms > 0):
+        bad = np.flatnonzero(~(norms[:, 0] > 0))
+        raise ValueError(f"cannot scale to unit norm: {len(bad)} row(s) with norm 0 or NaN (first: row {bad[0]})")
+    return (X / norms).astype(np.float32)
 
 
 def sq_dists(F, rows, cols, dtype=np.float64, block=4096):

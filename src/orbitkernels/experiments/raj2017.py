@@ -33,7 +33,7 @@ from ..utils.progress import progress
 from ._common import (PAPER_FREQUENCIES, PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices,
                       seed_from)
 from ._raj_eval import (WideLayer2, holdout_select, inner_cv_select, layer2_scale, loo_select, median_sq_dist,
-                        one_hot, sq_dists, regression_scores, second_layer)
+                        one_hot, sq_dists, regression_scores, second_layer, unit_norm_rows)
 from ._runner import ExperimentRun, headline
 from .report import fill_notes, paper_folder, render_paper_page, write_page
 
@@ -72,6 +72,8 @@ LABELS = {
     "lgika_rf_lap": "LGIKA (RF, Laplacian base kernel) [beyond paper]",
     "rand_coulomb": "Rand-Coulomb (exact KRR, Gaussian kernel averaged over Montavon permutations)",
     "orig_rbf": "Original (RBF), exact kernel ridge",
+    "orig_rf_unit": "Original (RF), digits scaled to unit norm",
+    "lgika_rf_r100_qmc_unit": "LGIKA (RF), r = 100 low-variance (qmc) rotations, digits scaled to unit norm",
 }
 
 
@@ -92,6 +94,10 @@ class Method:
     ``reproduces``: the paper's row this one measures at the paper's own protocol (the headline then shows it).
     ``frequencies``: how an RF row draws its frequencies ("iid", the paper's, or "orthogonal", Yu et al. 2016's
     lower-variance draw of the same law; None: the paper's).
+    ``scaling``: how an image row's inputs are preprocessed (None: the pixel values, the paper states no
+    preprocessing; "unit_norm": each image divided by its norm, which rotations keep, so the invariance is unchanged).
+    A scaled row has its own validation choice of γ (its ``family``) and competes with its unscaled twin for the
+    paper's row on the validation split (:func:`_image_heads`).
     """
 
     name: str
@@ -105,11 +111,13 @@ class Method:
     reproduces: str | None = None
     landmarks: str = "data"
     frequencies: str | None = None
+    scaling: str | None = None
 
     @property
     def family(self):
-        """Which γ grid and which validation choice the row shares: "lgika" for the invariant rows, else its input."""
-        return "lgika" if self.invariant else self.inputs
+        """Which γ grid and which validation choice the row shares: "lgika" for the invariant rows, else its input
+        (with "_unit" for the rows on unit-norm images: γ is chosen again on them)."""
+        return ("lgika" if self.invariant else self.inputs) + ("_unit" if self.scaling == "unit_norm" else "")
 
     @property
     def laplacian(self):
@@ -118,8 +126,9 @@ class Method:
     def counterpart(self, feature_map):
         """The row that differs from this one only by its feature map (None if there is none)."""
         return next((m for m in METHODS.values() if m != self and m.feature_map == feature_map
-                     and (m.inputs, m.invariant, m.kernel, m.all_rotations, m.r, m.sampling)
-                     == (self.inputs, self.invariant, self.kernel, self.all_rotations, self.r, self.sampling)), None)
+                     and (m.inputs, m.invariant, m.kernel, m.all_rotations, m.r, m.sampling, m.scaling)
+                     == (self.inputs, self.invariant, self.kernel, self.all_rotations, self.r, self.sampling,
+                         self.scaling)), None)
 
     @property
     def group_sampling(self):
@@ -154,6 +163,11 @@ METHODS = {m.name: m for m in (
     Method("rand_coulomb", "krr", invariant=True),
     # Table 2's "Original (RBF)": the Gaussian kernel on the pixels, exactly (the kernel the Original rows approximate)
     Method("orig_rbf", "krr"),
+    # Table 2's RF rows on digits scaled to unit norm (a preprocessing the paper does not state): each competes with
+    # its unscaled twin for the paper's row on the validation split (benchmarks/probes/raj2017/rmnist_unit_norm.py)
+    Method("orig_rf_unit", "rf", reproduces="orig_rf", scaling="unit_norm"),
+    Method("lgika_rf_r100_qmc_unit", "rf", invariant=True, r=100, sampling="qmc", reproduces="lgika_rf",
+           scaling="unit_norm"),
 )}
 
 
@@ -263,7 +277,8 @@ CONFIGS = {
                       layer2_paper={"rows": ["lgika_rf|60", "orig_nys|60"], "n_freq": 40, "factors": [1 / 4, 1.0]},
                       layer2_orthogonal={"rows": ["lgika_rf|60"], "n_freq": 70, "factors": [1 / 4, 1.0],
                                          "frequencies": "orthogonal"},
-                      methods=["orig_rf", "orig_nys", "gicdf", "lgika_rf", "lgika_nys", "lgika_rf_polar", "orig_rbf"]),
+                      methods=["orig_rf", "orig_nys", "gicdf", "lgika_rf", "lgika_nys", "lgika_rf_polar", "orig_rbf",
+                               "orig_rf_unit"]),
         # ~75 min of one core for the first rows: D = 2000 for the paper's rows (r = 16 sampled rotations),
         # LGIKA-RF also at the paper's s = 7k templates (D = 14000), with r = 16 and with the paper's r = 100
         # (i.i.d. and low-variance); the Original rows also at the paper's s = 7k (RF: D = 14000, i.e. 7k
@@ -276,7 +291,8 @@ CONFIGS = {
                         extra_dims={"lgika_rf_polar": [8000, 14000], "lgika_rf": [14000],
                                     "lgika_rf_r100": [14000], "lgika_rf_r100_qmc": [14000],
                                     "orig_rf": [14000], "orig_nys": [7000], "lgika_nys_r100_qmc": [7000],
-                                    "lgika_nys_r100": [7000]},
+                                    "lgika_nys_r100": [7000], "orig_rf_unit": [14000],
+                                    "lgika_rf_r100_qmc_unit": [14000]},
                         polar_angles=64, select_dim=500,
                         angles=["uniform", "vonmises_pi_0.2", "vonmises_0_2"], gamma_factors=[0.5, 1.0, 2.0],
                         layer2_dim=2000, layer2_match_dim=True, layer2_max_dim=8000, layer2_factors=[1.0],
@@ -289,23 +305,25 @@ CONFIGS = {
                         # recomputes its row's first layer (the Nyström rows' took 69 / 22 min before K_ZZ^{-1/2}
                         # was applied once per chunk instead of once per pooled block: ~5x less at 7000 landmarks)
                         layer2_exact={"rows": ["lgika_rf_r100_qmc|14000", "orig_rf|14000", "lgika_nys_r100_qmc|7000",
-                                               "orig_nys|7000"],
+                                               "orig_nys|7000", "lgika_rf_r100_qmc_unit|14000", "orig_rf_unit|14000"],
                                       "factors": [1 / 16, 1 / 4, 1.0]},
                         # the 2nd RF layer at the paper's width (§4.2: 17k templates, i.e. 17k frequencies with a
                         # cos and a sin, the first layer's convention) on the rows at the paper's size, γ₂ factor
                         # (the hyperkernel's grid) and λ on validation; each cell recomputes its row's first layer
                         layer2_paper={"rows": ["orig_rf|14000", "orig_nys|7000", "lgika_rf_r100_qmc|14000",
-                                               "lgika_nys_r100_qmc|7000"],
+                                               "lgika_nys_r100_qmc|7000", "lgika_rf_r100_qmc_unit|14000",
+                                               "orig_rf_unit|14000"],
                                       "n_freq": 17000, "factors": [1 / 16, 1 / 4, 1.0]},
                         # the same layer with orthogonal random frequencies (Yu et al. 2016; QM7's
                         # layer2_orthogonal) on the LGIKA rows, the headline's 2nd layer where computed, beside the
                         # i.i.d. frequencies of the paper's random Fourier features
-                        layer2_orthogonal={"rows": ["lgika_rf_r100_qmc|14000", "lgika_nys_r100_qmc|7000"],
+                        layer2_orthogonal={"rows": ["lgika_rf_r100_qmc|14000", "lgika_nys_r100_qmc|7000",
+                                                    "lgika_rf_r100_qmc_unit|14000"],
                                            "n_freq": 17000, "factors": [1 / 16, 1 / 4, 1.0],
                                            "frequencies": "orthogonal"},
                         methods=["lgika_rf_polar", "lgika_rf", "orig_rf", "lgika_nys", "orig_nys", "gicdf", "gicdf_r100",
                                  "lgika_rf_r100", "lgika_rf_r100_qmc", "lgika_nys_r100_qmc", "lgika_nys_r100",
-                                 "orig_rbf"]),
+                                 "orig_rbf", "orig_rf_unit", "lgika_rf_r100_qmc_unit"]),
         "full": dict(n_train=None, n_valid=None, n_test=None, r=100, feature_dims=[14000], select_dim=2000,
                      angles=["uniform", "vonmises_pi_0.2", "vonmises_0_2"], gamma_factors=[0.5, 1.0, 2.0],
                      layer2_dim=17000, layer2_factors=[0.5, 1.0, 2.0], gicdf_templates=200, gicdf_bins=25,
@@ -364,11 +382,12 @@ def _time_budget(cfg):
 
 def _postponed(run, key, budget):
     """Whether cell ``key`` waits for a later invocation (it stays resumable): not computed yet, and either past the
-    time budget or not among ``$ORBITKERNELS_RAJ2017_CELLS`` (comma-separated shell patterns of cell keys, e.g.
-    ``wide|*``: which of the outstanding cells to compute now; unset: all)."""
+    time budget (of this invocation: a resumed run starts its budget afresh) or not among
+    ``$ORBITKERNELS_RAJ2017_CELLS`` (comma-separated shell patterns of cell keys, e.g. ``wide|*``: which of the
+    outstanding cells to compute now; unset: all)."""
     if run.has(key):
         return False
-    if budget and run.wall_time() > budget:
+    if budget and run.session_time() > budget:
         return True
     only = [p.strip() for p in os.environ.get("ORBITKERNELS_RAJ2017_CELLS", "").split(",") if p.strip()]
     return bool(only) and not any(fnmatch.fnmatchcase(key, p) for p in only)
@@ -1526,24 +1545,37 @@ def _select_score(method, group, gamma, X, y, train, valid, n_classes, cfg, seed
 
 
 def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, select_angles):
-    """Cells of Tables 2/3: select the group law and γ on validation (LGIKA-RF, small D), then every row."""
-    scale = median_sq_dist(X[train], seed=seed)
+    """Cells of Tables 2/3: select the group law and γ on validation (LGIKA-RF, small D), then every row.
 
-    def select(method, laws):
+    Rows with a ``scaling`` (:class:`Method`) see their scaled images, with the law and γ selected again on them
+    (family "lgika_unit" / "orig_unit", the selection cells "select|lgika_rf_unit" / "select|orig_rf_unit")."""
+    inputs = {None: X}
+    if any(METHODS[m].scaling == "unit_norm" for m in cfg["methods"]):
+        inputs["unit_norm"] = unit_norm_rows(X)
+    scales = {k: median_sq_dist(v[train], seed=seed) for k, v in inputs.items()}
+    families = {METHODS[m].family for m in cfg["methods"]}
+
+    def select(method, laws, scaling=None):
+        Xs, scale = inputs[scaling], scales[scaling]
+
         def compute():
             table = {}
             for law in laws:
                 for f in cfg["gamma_factors"]:
                     group = make_group(law) if METHODS[method].invariant else None
-                    table[f"{law}|{f}"] = _select_score(method, group, f / scale, X, y, train, valid, n_classes,
+                    table[f"{law}|{f}"] = _select_score(method, group, f / scale, Xs, y, train, valid, n_classes,
                                                         cfg, seed)
             best = max(table, key=table.get)
             return {"law": best.split("|")[0], "gamma_factor": float(best.split("|")[1]), "valid_acc": table}
-        return run.cell(run.key("select", method), compute)
+        return run.cell(run.key("select", method + ("_unit" if scaling else "")), compute)
 
     chosen = {"lgika": select("lgika_rf", select_angles) if "lgika_rf" in cfg["methods"] or
               "lgika_nys" in cfg["methods"] else None,
               "orig": select("orig_rf", [None]) if "orig_rf" in cfg["methods"] or "orig_nys" in cfg["methods"] else None}
+    if "lgika_unit" in families:
+        chosen["lgika_unit"] = select("lgika_rf", select_angles, "unit_norm")
+    if "orig_unit" in families:
+        chosen["orig_unit"] = select("orig_rf", [None], "unit_norm")
     cells = {}
     plan = [(m, d) for m in cfg["methods"]
             for d in (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(m, []))
@@ -1557,14 +1589,17 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
             group = make_group(law, polar=True)
         elif METHODS[method].invariant:
             group = make_group(law)
-        fm = _image_feature_map(method, group, dim, factor / scale, cfg["r"], cfg, seed).fit(X[train])
-        return fm.transform(X).astype(np.float32), group
+        Xs = inputs[METHODS[method].scaling]
+        fm = _image_feature_map(method, group, dim, factor / scales[METHODS[method].scaling], cfg["r"], cfg,
+                                seed).fit(Xs[train])
+        return fm.transform(Xs).astype(np.float32), group
     for method, dim in progress(plan, desc=f"{run.name} cells"):
         if _postponed(run, run.key(method, dim), budget):
             chosen.setdefault("skipped_cells", []).append(run.key(method, dim))  # resumable later
             continue
         fam = METHODS[method].family
-        law = chosen["lgika"]["law"] if chosen["lgika"] else None
+        lfam = "lgika_unit" if METHODS[method].scaling == "unit_norm" else "lgika"
+        law = chosen[lfam]["law"] if chosen.get(lfam) else None
         factor = chosen[fam]["gamma_factor"] if chosen.get(fam) else 1.0
 
         def compute(method=method, dim=dim, law=law, factor=factor):
@@ -1667,8 +1702,15 @@ def _image_rows(cells, paper, layer2=None):
                      "layer2_orth_freq": orth.get(key, {}).get("n_freq"),
                      "paper": paper.get(_paper_row(method), (None, None))[0],
                      "paper_2layer": paper.get(_paper_row(method), (None, None))[1],
-                     "law": v.get("law"), "gamma_factor": v.get("gamma_factor"), "seconds": v.get("seconds")})
+                     "law": v.get("law"), "gamma_factor": v.get("gamma_factor"), "seconds": v.get("seconds"),
+                     "valid": _best_valid(v), "scaling": getattr(METHODS.get(method), "scaling", None)})
     return rows
+
+
+def _best_valid(cell):
+    """A first-layer cell's validation accuracy at its chosen λ (and γ factor, for the exact rows), or None."""
+    table = cell.get("valid_acc") or {}
+    return max((max(v) for v in table.values()), default=None)
 
 
 def _image_heads(rows, paper):
@@ -1678,17 +1720,19 @@ def _image_heads(rows, paper):
     figure and the notes, not a comparison on the paper's protocol)."""
     heads, head_dim = [], {}
     for method in paper:
-        own = sorted((r for r in rows if r["method"] == method), key=lambda r: r["dim"])
-        at_protocol = sorted((r for r in rows if r["method"] != method and _paper_row(r["method"]) == method),
-                             key=lambda r: r["dim"])
+        plain = [r for r in rows if _paper_row(r["method"]) == method and not r.get("scaling")]
+        own = sorted((r for r in plain if r["method"] == method), key=lambda r: r["dim"])
+        at_protocol = sorted((r for r in plain if r["method"] != method), key=lambda r: r["dim"])
         rs = at_protocol or own
         if not rs:
             continue
-        r = rs[-1]
+        r = _scaled_twin(rs[-1], rows, method)
         head_dim[method] = r["dim"]
         m = METHODS.get(r["method"])
         size = ("exact" if r["dim"] is None else f"D={r['dim']}") + (
-            f", r={m.r}" + (f" {m.sampling}" if m.sampling else "") if at_protocol else "")
+            (f", r={m.r}" if m.r else "") + (f" {m.sampling}" if m.sampling else "") if r["method"] != method else "")
+        if r.get("scaling") == "unit_norm":
+            size += ", digits scaled to unit norm (chosen on validation)"
         heads.append(headline(f"{LABELS[method]} accuracy % ({size})", r["accuracy"], paper[method][0], "higher"))
         heads += _layer2_heads(r, LABELS[method], "accuracy %", "accuracy", size, paper[method][1], "higher")
     # beyond the paper: the same estimator with another sampling of the group, compared with the paper's row
@@ -1700,6 +1744,15 @@ def _image_heads(rows, paper):
                 heads.append(headline(f"{LABELS[method]} accuracy % (D={r['dim']}) vs paper {LABELS[ref]}",
                                       r["accuracy"], paper[ref][0], "higher"))
     return heads
+
+
+def _scaled_twin(r, rows, method):
+    """Row ``r`` or, where it is better on the validation split (ties to ``r``), the row at the same D that measures
+    the same paper row on scaled images (:attr:`Method.scaling`): the scaling is chosen on validation as γ is."""
+    twins = [t for t in rows if t.get("scaling") and _paper_row(t["method"]) == method and t["dim"] == r["dim"]
+             and t.get("valid") is not None and r.get("valid") is not None]
+    best = max(twins, key=lambda t: t["valid"], default=None)
+    return best if best is not None and best["valid"] > r["valid"] else r
 
 
 def _image_figure(rows, title, path, paper_line):
@@ -1818,6 +1871,13 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
                       "the headline of LGIKA (RF) and LGIKA (Nys), or i.i.d. as in the paper (shown beside it: the "
                       "r i.i.d. rotations lean the estimate by 1/r towards the upright kernel, the k = l terms of its r² pairs, "
                       "a bias the low-variance scheme's strata offset: docs/fidelity.md).")
+    scaled = sorted({r["method"] for r in rows if r.get("scaling") == "unit_norm"})
+    if scaled:
+        notes += (f" Rows on digits scaled to unit norm ({', '.join(scaled)}; a preprocessing the paper does not "
+                  "state: rotations keep a digit's norm, so the invariance is unchanged) have the law and γ chosen "
+                  "again on the scaled digits (cells select|lgika_rf_unit, select|orig_rf_unit) and compete with "
+                  "their unscaled twin at the same D for the paper's row on the validation split, ties to the "
+                  "unscaled digits: the headline names the scaling where the scaled row won.")
     if chosen.get("skipped_cells"):
         notes += (f" Cells postponed by the time budget or ORBITKERNELS_RAJ2017_CELLS: {chosen['skipped_cells']}; run the same command again to "
                   "resume them (the partial file is kept).")
