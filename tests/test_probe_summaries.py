@@ -474,3 +474,16 @@ def test_unit_norm_rows_of_the_reproduction_are_on_the_page_and_repeat_the_probe
         assert line(label, "raw", key, paper) in page, line(label, "raw", key, paper)
         unit = line(label, "unit norm (chosen)", key.replace("|", "_unit|"), paper)
         assert unit in page, unit
+    # the γ₂ grid past its edge (factor 4): validation falls there, the choice and the cells stay
+    at4, at1 = [], []
+    for part, prefix in (("orf", "orf|"), ("hyper", "hyper|")):
+        p = v[un.layer2_key(part)]
+        cell = cells[prefix + "lgika_rf_r100_qmc_unit|14000"]
+        shared = {f"{float(f):g}": max(a) for f, a in cell["valid_acc"].items()}
+        by = {f: float(a) for f, a in (x.split(": ") for x in p["valid_by_factor"].split(", "))}
+        assert {f: by[f] for f in shared} == shared  # the recorded cell's validation on the shared factors
+        assert by["4"] < shared["1"] and (p["layer2_factor"], p["accuracy"]) == (1.0, cell["accuracy"])
+        at4.append(by["4"])
+        at1.append(shared["1"])
+    stated = f"({at4[0]:g} and {at4[1]:g} against {at1[0]:g} and {at1[1]:g} at factor 1)"
+    assert stated in " ".join(page.split()), stated
