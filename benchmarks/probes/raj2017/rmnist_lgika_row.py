@@ -39,4 +39,4 @@ def hyper_cell(F, row, seed=0):
     r = raj2017._image_hyper_cell(F, row.y, row.train, row.valid, row.test, 10, row.cfg["layer2_exact"]["factors"],
                                   seed)
     return {"accuracy": r["accuracy"], "layer2_factor": r["layer2_factor"], "lambda": r["lambda"],
-            "valid_acc": max(max(a) for a in r["valid_acc"].values())}
+            "valid_acc": raj2017._best_valid(r)}

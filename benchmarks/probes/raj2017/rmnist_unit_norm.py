@@ -112,7 +112,7 @@ def run_layer2(probes, row, Xn, scale_n, part, t0):
                                          {"n_freq": 17000, "factors": LAYER2_FACTORS, "frequencies": "orthogonal"},
                                          SEED)
         return {"accuracy": c["accuracy"], "layer2_factor": c["layer2_factor"], "lambda": c["lambda"],
-                "valid_acc": max(max(a) for a in c["valid_acc"].values()),
+                "valid_acc": raj2017._best_valid(c),
                 "valid_by_factor": ", ".join(f"{float(f):g}: {max(a):g}" for f, a in c["valid_acc"].items()),
                 "features_s": round(first, 1)}
 

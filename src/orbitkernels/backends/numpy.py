@@ -106,8 +106,9 @@ def split_products(executor, parts):
     those threads ran about 30 % of their time off the cores (2 cores, default rotation estimator, thread CPU time
     against wall time), and the transform on 2 cores was 1.05-1.37x one core. With the products split among the
     pooling threads and BLAS on one thread, no worker spins (``benchmarks/probes/perf/split_products.py``: the
-    pooling threads on the cores 0.98-0.99 of their time, 1.15-1.61x faster over six runs). Each plane is the same BLAS call as in the whole stack on one BLAS thread (tested): the
-    features do not depend on the number of threads.
+    pooling threads on the cores 0.98-0.99 of their time, 1.15-1.61x faster over six runs). Each plane is the same
+    BLAS call as in the whole stack on one BLAS thread (tested): the features do not depend on the number of
+    threads.
 
     BLAS's thread count is the process's (threadpoolctl), so other threads' BLAS calls run on one thread while a
     transform is inside this context; the engine enters it only where it pools in threads (:func:`pool_threads`: on

@@ -78,6 +78,10 @@ LABELS = {
 
 
 
+#: what a scaled row's family and selection cells add to their names (:attr:`Method.scaling`)
+_SCALING_SUFFIX = {None: "", "unit_norm": "_unit"}
+
+
 @dataclass(frozen=True)
 class Method:
     """One row of Raj et al.'s tables, as a record: the input, the feature map, whether it pools over the group,
@@ -117,7 +121,7 @@ class Method:
     def family(self):
         """Which γ grid and which validation choice the row shares: "lgika" for the invariant rows, else its input
         (with "_unit" for the rows on unit-norm images: γ is chosen again on them)."""
-        return ("lgika" if self.invariant else self.inputs) + ("_unit" if self.scaling == "unit_norm" else "")
+        return ("lgika" if self.invariant else self.inputs) + _SCALING_SUFFIX[self.scaling]
 
     @property
     def laplacian(self):
@@ -1567,7 +1571,7 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
                                                         cfg, seed)
             best = max(table, key=table.get)
             return {"law": best.split("|")[0], "gamma_factor": float(best.split("|")[1]), "valid_acc": table}
-        return run.cell(run.key("select", method + ("_unit" if scaling else "")), compute)
+        return run.cell(run.key("select", method + _SCALING_SUFFIX[scaling]), compute)
 
     chosen = {"lgika": select("lgika_rf", select_angles) if "lgika_rf" in cfg["methods"] or
               "lgika_nys" in cfg["methods"] else None,
@@ -1598,7 +1602,7 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
             chosen.setdefault("skipped_cells", []).append(run.key(method, dim))  # resumable later
             continue
         fam = METHODS[method].family
-        lfam = "lgika_unit" if METHODS[method].scaling == "unit_norm" else "lgika"
+        lfam = "lgika" + _SCALING_SUFFIX[METHODS[method].scaling]
         law = chosen[lfam]["law"] if chosen.get(lfam) else None
         factor = chosen[fam]["gamma_factor"] if chosen.get(fam) else 1.0
 
@@ -1749,8 +1753,10 @@ def _image_heads(rows, paper):
 def _scaled_twin(r, rows, method):
     """Row ``r`` or, where it is better on the validation split (ties to ``r``), the row at the same D that measures
     the same paper row on scaled images (:attr:`Method.scaling`): the scaling is chosen on validation as γ is."""
+    if r.get("valid") is None:
+        return r
     twins = [t for t in rows if t.get("scaling") and _paper_row(t["method"]) == method and t["dim"] == r["dim"]
-             and t.get("valid") is not None and r.get("valid") is not None]
+             and t.get("valid") is not None]
     best = max(twins, key=lambda t: t["valid"], default=None)
     return best if best is not None and best["valid"] > r["valid"] else r
 
