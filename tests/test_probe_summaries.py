@@ -459,6 +459,19 @@ def test_unit_norm_rows_of_the_reproduction_are_on_the_page_and_repeat_the_probe
             ("orig_rf|14000", "orig_rf_unit|14000", "lgika_rf_r100_qmc|14000", "lgika_rf_r100_qmc_unit|14000")}
     assert best["orig_rf_unit|14000"] > best["orig_rf|14000"]
     assert best["lgika_rf_r100_qmc_unit|14000"] > best["lgika_rf_r100_qmc|14000"]
+    # the Nyström row's scaled twin: the scaled LGIKA (RF) row's law and γ, better on validation, on the page
+    nys, raw = cells["lgika_nys_r100_qmc_unit|7000"], cells["lgika_nys_r100_qmc|7000"]
+    assert (nys["law"], nys["gamma_factor"]) == (lgika["law"], lgika["gamma_factor"])
+    nys_valid, raw_valid = (max(max(x) for x in c["valid_acc"].values()) for c in (nys, raw))
+    assert nys_valid > raw_valid
+    page_text = " ".join((ROOT / "docs/fidelity.md").read_text().split())
+    assert f"It wins on validation ({nys_valid:g} against {raw_valid:g})" in page_text
+    secs = [cells[k]["seconds"] for k in ("lgika_nys_r100_qmc_unit|2000", "lgika_nys_r100_qmc_unit|7000",
+                                          "hyper|lgika_nys_r100_qmc_unit|7000", "wide|lgika_nys_r100_qmc_unit|7000",
+                                          "orf|lgika_nys_r100_qmc_unit|7000")]
+    stated = (f"took {secs[0]:.0f} s (D = 2000), {secs[1]:.0f} s (D = 7000), {secs[2]:.0f} s (exact hyperkernel), "
+              f"{secs[3]:.0f} s (i.i.d. layer) and {secs[4]:.0f} s (orthogonal layer), {sum(secs) / 60:.0f} minutes")
+    assert stated in page_text, stated
     heads = {h["name"]: h["ours"] for h in res["headline"]}
     tag = "digits scaled to unit norm (chosen on validation)"
     assert heads[f"Original (RF) accuracy % (D=14000, {tag})"] == orig["accuracy"]
@@ -470,7 +483,8 @@ def test_unit_norm_rows_of_the_reproduction_are_on_the_page_and_repeat_the_probe
         return f"| {label} | {digits} | {' | '.join(acc)} | {paper} |"
     page = (ROOT / "docs/fidelity.md").read_text()
     for label, key, paper in (("Original (RF)", "orig_rf|14000", "87.75 / 88.01"),
-                              ("LGIKA (RF), r = 100 low-variance", "lgika_rf_r100_qmc|14000", "96.83 / 97.18")):
+                              ("LGIKA (RF), r = 100 low-variance", "lgika_rf_r100_qmc|14000", "96.83 / 97.18"),
+                              ("LGIKA (Nys), r = 100 low-variance", "lgika_nys_r100_qmc|7000", "96.81 / 97.21")):
         assert line(label, "raw", key, paper) in page, line(label, "raw", key, paper)
         unit = line(label, "unit norm (chosen)", key.replace("|", "_unit|"), paper)
         assert unit in page, unit
@@ -487,3 +501,65 @@ def test_unit_norm_rows_of_the_reproduction_are_on_the_page_and_repeat_the_probe
         at1.append(shared["1"])
     stated = f"({at4[0]:g} and {at4[1]:g} against {at1[0]:g} and {at1[1]:g} at factor 1)"
     assert stated in " ".join(page.split()), stated
+
+
+def _law_table_lines():
+    """docs/fidelity.md's table of the 2nd layer's frequency law chosen on held-out data, from the results files."""
+    from orbitkernels.experiments import raj2017
+
+    lines = []
+    qm7 = json.loads((ROOT / "results/raj2017/qm7.json").read_text())
+    for row in qm7["data"]["rows"]:
+        if row.get("rmse_2layer_chosen") is None:
+            continue
+        key = f"{row['method']}|{row['dim']}"
+        loo = [[min(min(v) for v in qm7["cells"][f"{part}|{key}|{k}"]["loo_rmse"].values())
+                for part in ("wide", "orf")] for k in range(5)]
+        lines.append(f"| QM7 {row['label']}, D = {row['dim']} | {', '.join(f'{w:.2f} / {o:.2f}' for w, o in loo)} "
+                     f"| {', '.join(row['layer2_chosen'])} | {row['rmse_2layer_paper']:.2f} "
+                     f"| {row['rmse_2layer_orth']:.2f} | **{row['rmse_2layer_chosen']:.2f}** "
+                     f"| {row['paper_rmse_2layer']:.2f} |")
+    mnist = json.loads((ROOT / "results/raj2017/rotated_mnist.json").read_text())
+    heads = raj2017._image_heads(mnist["data"]["rows"], raj2017.PAPER_MNIST)
+    for row in mnist["data"]["rows"]:
+        if row.get("accuracy_2layer_chosen") is None:
+            continue
+        key = f"{row['method']}|{row['dim']}"
+        valid = [raj2017._best_valid(mnist["cells"][f"{part}|{key}"]) for part in ("wide", "orf")]
+        start = f"{raj2017.LABELS[raj2017._paper_row(row['method'])]} accuracy % (D={row['dim']}"
+        shown = any(h["ours"] == row["accuracy"] and h["name"].startswith(start) for h in heads)
+        digits = "unit norm" if row.get("scaling") else "raw"
+        lines.append(f"| Rotated MNIST {row['label'].split(',')[0]}, D = {row['dim']}, {digits} digits"
+                     f"{' (the headline row)' if shown else ''} | {valid[0]:g} / {valid[1]:g} "
+                     f"| {row['layer2_chosen']} "
+                     f"| {row['accuracy_2layer_paper']:.2f} | {row['accuracy_2layer_orth']:.2f} "
+                     f"| **{row['accuracy_2layer_chosen']:.2f}** | {row['paper_2layer']:.2f} |")
+    return lines
+
+
+def test_frequency_law_table_is_the_results_files():
+    """The 2nd layer's frequency law chosen on held-out data (docs/fidelity.md): every row with both laws, its held-out
+    scores, the law chosen, the three layers' numbers and the paper's, as the results files hold them."""
+    page = (ROOT / "docs/fidelity.md").read_text()
+    lines = _law_table_lines()
+    assert len(lines) >= 4
+    for line in lines:
+        assert line in page, line
+    # how often the held-out choice is the law that is better on the test data: the count the page states
+    right = total = 0
+    for line in lines:
+        cols = [c.strip().strip("*") for c in line.strip("|").split("|")]
+        laws = [law.strip() for law in cols[2].split(",")]
+        total += len(laws)
+        if line.startswith("| QM7"):
+            row = [r for r in json.loads((ROOT / "results/raj2017/qm7.json").read_text())["data"]["rows"]
+                   if r.get("rmse_2layer_chosen") is not None and cols[0].endswith(f"D = {r['dim']}")
+                   and r["label"] in cols[0]][0]
+            better = ["orthogonal" if o < w else "i.i.d." for w, o in zip(row["rmse_2layer_paper_folds"],
+                                                                          row["rmse_2layer_orth_folds"])]
+        else:
+            better = ["orthogonal" if float(cols[4]) > float(cols[3]) else "i.i.d."]
+        right += sum(a == b for a, b in zip(laws, better))
+    text = " ".join(page.split())
+    assert f"Over the table's {total} choices the held-out data pick the law that is better on the test data {right} " \
+           "times" in text

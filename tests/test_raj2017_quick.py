@@ -143,18 +143,23 @@ def test_rotated_mnist_quick(tmp_path, monkeypatch):
         assert cell["n_freq"] == wide["n_freq"] and cell["layer2_factor"] in wide["factors"]
         row = [r for r in res["data"]["rows"] if (r["method"], r["dim"]) == (method, int(dim))][0]
         assert row["accuracy_2layer_paper"] == cell["accuracy"]
-    # the same layer with orthogonal frequencies: its own cells, the headline's 2nd layer on its rows
+    # the same layer with orthogonal frequencies: its own cells, each law its own headline cell, and the row's 2nd
+    # layer the law that is better on the validation split (ties to orthogonal)
     orth = raj2017.CONFIGS["rotated_mnist"]["quick"]["layer2_orthogonal"]
     heads = {h["name"]: h["ours"] for h in res["headline"]}
     for key in orth["rows"]:
         method, dim = key.split("|")
-        cell = res["cells"][f"orf|{key}"]
+        cell, iid = res["cells"][f"orf|{key}"], res["cells"][f"wide|{key}"]
         assert cell["n_freq"] == orth["n_freq"] and cell["frequencies"] == "orthogonal"
         row = [r for r in res["data"]["rows"] if (r["method"], r["dim"]) == (method, int(dim))][0]
         assert row["accuracy_2layer_orth"] == cell["accuracy"] and row["layer2_orth_freq"] == orth["n_freq"]
         label = raj2017.LABELS[method]
-        assert heads[f"{label} accuracy % 2nd layer (D={dim}; 2nd layer {orth['n_freq'] / 1000:g}k orthogonal "
-                     "frequencies, the paper's width)"] == cell["accuracy"]
+        assert heads[f"{label} accuracy % 2nd layer, {orth['n_freq'] / 1000:g}k orthogonal frequencies (D={dim}) vs "
+                     "paper 2nd layer RF"] == cell["accuracy"]
+        law, best = (("orthogonal", cell) if raj2017._best_valid(cell) >= raj2017._best_valid(iid) else ("i.i.d.", iid))
+        assert (row["layer2_chosen"], row["accuracy_2layer_chosen"]) == (law, best["accuracy"])
+        assert heads[f"{label} accuracy % 2nd layer (D={dim}; 2nd layer {orth['n_freq'] / 1000:g}k frequencies, "
+                     f"i.i.d. or orthogonal chosen on validation: {law}; the paper's width)"] == best["accuracy"]
     # the Original (RF) row on digits scaled to unit norm: its own γ selection on the scaled digits, its features
     # are the plain row's map applied to them, and the validation split decides which of the two the headline shows
     unit = res["cells"]["select|orig_rf_unit"]
@@ -196,7 +201,8 @@ def test_scaled_rows_take_the_papers_row_only_when_better_on_validation():
     unit, qmc = raj2017.as_method("lgika_rf_r100_qmc_unit"), raj2017.as_method("lgika_rf_r100_qmc")
     assert (unit.r, unit.group_sampling, unit.reproduces, unit.scaling) == (100, "qmc", "lgika_rf", "unit_norm")
     assert (unit.family, qmc.family, raj2017.as_method("orig_rf_unit").family) == ("lgika_unit", "lgika", "orig_unit")
-    assert qmc.counterpart("nys").name == "lgika_nys_r100_qmc" and unit.counterpart("nys") is None
+    assert qmc.counterpart("nys").name == "lgika_nys_r100_qmc"
+    assert unit.counterpart("nys").name == "lgika_nys_r100_qmc_unit"
 
     def row(method, dim, acc, valid, **more):
         return {"method": method, "dim": dim, "accuracy": acc, "accuracy_2layer": None, "valid": valid,
@@ -514,6 +520,33 @@ def test_hyperkernel_rows_reach_the_headline_beside_the_2nd_rf_layer(tmp_path, m
         assert len(head) == 1 and head[0]["ours"] == r["rmse_2layer_paper"]
 
 
+def test_qm7_second_layer_takes_per_fold_the_frequency_law_the_training_folds_prefer():
+    """Table 1's 2nd layer with both frequency laws: each outer fold takes the law with the lower leave-one-out RMSE
+    on its training folds (ties to orthogonal), as γ₂ and λ are chosen; the test folds never enter the choice."""
+    def cell(rmse, loo):
+        return {"rmse": rmse, "mae": rmse / 2, "loo_rmse": {"0.0625": [loo + 1, loo], "0.25": [loo + 2, loo + 3]}}
+
+    wide = [cell(10.0, 9.0), cell(14.0, 9.5), cell(9.0, 11.0)]
+    orth = [cell(11.0, 9.2), cell(13.0, 9.5), cell(12.0, 10.0)]
+    got = raj2017._qm7_law_choice(wide, orth, 3)
+    assert got["layer2_chosen"] == ["i.i.d.", "orthogonal", "orthogonal"]
+    assert got["rmse_2layer_chosen_folds"] == [10.0, 13.0, 12.0]
+    assert got["rmse_2layer_chosen"] == pytest.approx(35.0 / 3) and got["mae_2layer_chosen"] == pytest.approx(35 / 6)
+    assert raj2017._qm7_law_choice(wide[:2], orth, 3) == {}  # a fold without its i.i.d. layer: no choice
+    assert raj2017._qm7_law_choice(wide, [*orth[:2], {"rmse": 1.0, "mae": 1.0}], 3) == {}  # nor without its scores
+    row = {"method": "lgika_rf", "dim": 20000, "rmse": 10.5, "rmse_2layer_paper": 11.0, "layer2_paper_freq": 10000,
+           "rmse_2layer_orth": 12.0, "layer2_orth_freq": 10000, **got}
+    heads = {h["name"]: h["ours"] for h in raj2017._layer2_heads(row, "LGIKA (RF)", "RMSE", "rmse", "D=20000", 10.05,
+                                                                  "lower")}
+    assert heads == {
+        "LGIKA (RF) RMSE 2nd layer (D=20000; 2nd layer 10k frequencies, i.i.d. or orthogonal chosen per fold by the "
+        "training folds' leave-one-out: i.i.d. on 1 fold, orthogonal on 2 folds; the paper's width)":
+            got["rmse_2layer_chosen"],
+        "LGIKA (RF) RMSE 2nd layer, 10k orthogonal frequencies (D=20000) vs paper 2nd layer RF": 12.0,
+        "LGIKA (RF) RMSE 2nd layer, 10k i.i.d. frequencies (the paper's sampling) (D=20000) vs paper 2nd layer "
+        "RF": 11.0}
+
+
 def test_wide_second_layer_is_the_random_fourier_layer_without_its_features():
     """Raj §4 "2nd layer RF" at the paper's width (WideLayer2): its Gram matrices are those of the explicit
     cos / sin features of the same frequencies for every γ₂, the dual ridge on the centred Gram matrix is the
@@ -572,6 +605,21 @@ def test_the_papers_width_second_layer_takes_the_headline_and_has_its_own_scope(
     assert heads["Original (RF) accuracy % 2nd layer, 17k i.i.d. frequencies (the paper's sampling) (D=14000) vs "
                  "paper 2nd layer RF"] == 89.0
     assert not any(name.endswith("(D=14000; 2nd layer 17k frequencies, the paper's width)") for name in heads)
+    # with the validation scores of both laws, the headline's 2nd layer is the law validation prefers, ties to
+    # orthogonal; each law stays beside it as its own cell
+    for v_iid, v_orth, law, acc in ((0.97, 0.96, "i.i.d.", 89.0), (0.96, 0.97, "orthogonal", 90.0),
+                                    (0.97, 0.97, "orthogonal", 90.0)):
+        both = {**orth, **raj2017._image_law_choice({"accuracy": 89.0, "valid_acc": {"0.25": [0.5, v_iid]}},
+                                                     {"accuracy": 90.0, "valid_acc": {"1.0": [v_orth, 0.1]}})}
+        heads = {h["name"]: h["ours"] for h in raj2017._image_heads([both], raj2017.PAPER_MNIST)}
+        assert heads[f"Original (RF) accuracy % 2nd layer (D=14000; 2nd layer 17k frequencies, i.i.d. or orthogonal "
+                     f"chosen on validation: {law}; the paper's width)"] == acc
+        assert heads["Original (RF) accuracy % 2nd layer, 17k orthogonal frequencies (D=14000) vs paper 2nd layer "
+                     "RF"] == 90.0
+        assert heads["Original (RF) accuracy % 2nd layer, 17k i.i.d. frequencies (the paper's sampling) (D=14000) "
+                     "vs paper 2nd layer RF"] == 89.0
+        assert raj2017._headline_layer2(both, "accuracy") == acc
+    assert raj2017._image_law_choice(None, {"accuracy": 90.0, "valid_acc": {"1.0": [0.9]}}) == {}
     assert scope(cfg, "orf|lgika_rf_r100_qmc|14000")["layer1"] == scope(cfg, "lgika_rf_r100_qmc|14000")
     assert scope(cfg, "orf|lgika_rf_r100_qmc|14000")["frequencies"] == "orthogonal"
     assert scope(without, "lgika_rf_r100_qmc|14000") == scope(cfg, "lgika_rf_r100_qmc|14000")

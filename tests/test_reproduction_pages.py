@@ -267,6 +267,12 @@ def test_readme_second_layer_sentence_is_the_committed_results():
     assert [float(v) for v in m.groups()] == [round(v, 2) for v in (
         unit["accuracy"], unit["accuracy_2layer_paper"], unit["paper_2layer"], unit["accuracy_2layer_orth"])]
     assert unit["valid"] > rf["valid"]  # "which the validation split prefers"
+    unys = rows[("lgika_nys_r100_qmc_unit", 7000)]
+    m = re.search(r"and LGIKA \(Nys\) from ([\d.]+) % to ([\d.]+) % and ([\d.]+) % \(the paper's ([\d.]+) %\)", readme)
+    assert m, "the README should state the Nyström row's second layer on the unit-norm digits"
+    assert [float(v) for v in m.groups()] == [round(v, 2) for v in (
+        unys["accuracy"], unys["accuracy_2layer_paper"], unys["accuracy_2layer_orth"], unys["paper_2layer"])]
+    assert unys["valid"] > nys["valid"]
 
 
 def test_rotated_mnist_headline_is_the_summary_of_its_stored_rows():

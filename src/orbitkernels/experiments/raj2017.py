@@ -74,6 +74,7 @@ LABELS = {
     "orig_rbf": "Original (RBF), exact kernel ridge",
     "orig_rf_unit": "Original (RF), digits scaled to unit norm",
     "lgika_rf_r100_qmc_unit": "LGIKA (RF), r = 100 low-variance (qmc) rotations, digits scaled to unit norm",
+    "lgika_nys_r100_qmc_unit": "LGIKA (Nys), r = 100 low-variance (qmc) rotations, digits scaled to unit norm",
 }
 
 
@@ -172,6 +173,8 @@ METHODS = {m.name: m for m in (
     Method("orig_rf_unit", "rf", reproduces="orig_rf", scaling="unit_norm"),
     Method("lgika_rf_r100_qmc_unit", "rf", invariant=True, r=100, sampling="qmc", reproduces="lgika_rf",
            scaling="unit_norm"),
+    Method("lgika_nys_r100_qmc_unit", "nys", invariant=True, r=100, sampling="qmc", reproduces="lgika_nys",
+           scaling="unit_norm"),
 )}
 
 
@@ -247,8 +250,9 @@ CONFIGS = {
                                       "n_freq": 10000, "factors": [1 / 64, 1 / 16, 1 / 4]},
                         # the same layer with orthogonal random frequencies (Yu et al. 2016: the same Gaussian law
                         # per frequency, orthogonal within blocks of d, a lower-variance estimate of the same
-                        # hyperkernel; benchmarks/probes/raj2017/layer2_orthogonal.py), the headline's 2nd layer
-                        # where computed, beside the i.i.d. frequencies of the paper's random Fourier features
+                        # hyperkernel; benchmarks/probes/raj2017/layer2_orthogonal.py), beside the i.i.d. frequencies
+                        # of the paper's random Fourier features: the headline's 2nd layer takes on each fold the law
+                        # the training folds' leave-one-out prefers (_qm7_law_choice)
                         layer2_orthogonal={"rows": ["lgika_rf|20000", "lgika_nys_orbit|5700"], "n_freq": 10000,
                                            "factors": [1 / 64, 1 / 16, 1 / 4], "frequencies": "orthogonal"},
                         # Rand-Coulomb: r = 20 sortings a side ((N r)² kernel values: ~14 min of a core per γ;
@@ -296,7 +300,7 @@ CONFIGS = {
                                     "lgika_rf_r100": [14000], "lgika_rf_r100_qmc": [14000],
                                     "orig_rf": [14000], "orig_nys": [7000], "lgika_nys_r100_qmc": [7000],
                                     "lgika_nys_r100": [7000], "orig_rf_unit": [14000],
-                                    "lgika_rf_r100_qmc_unit": [14000]},
+                                    "lgika_rf_r100_qmc_unit": [14000], "lgika_nys_r100_qmc_unit": [7000]},
                         polar_angles=64, select_dim=500,
                         angles=["uniform", "vonmises_pi_0.2", "vonmises_0_2"], gamma_factors=[0.5, 1.0, 2.0],
                         layer2_dim=2000, layer2_match_dim=True, layer2_max_dim=8000, layer2_factors=[1.0],
@@ -309,25 +313,26 @@ CONFIGS = {
                         # recomputes its row's first layer (the Nyström rows' took 69 / 22 min before K_ZZ^{-1/2}
                         # was applied once per chunk instead of once per pooled block: ~5x less at 7000 landmarks)
                         layer2_exact={"rows": ["lgika_rf_r100_qmc|14000", "orig_rf|14000", "lgika_nys_r100_qmc|7000",
-                                               "orig_nys|7000", "lgika_rf_r100_qmc_unit|14000", "orig_rf_unit|14000"],
+                                               "orig_nys|7000", "lgika_rf_r100_qmc_unit|14000", "orig_rf_unit|14000",
+                                               "lgika_nys_r100_qmc_unit|7000"],
                                       "factors": [1 / 16, 1 / 4, 1.0]},
                         # the 2nd RF layer at the paper's width (§4.2: 17k templates, i.e. 17k frequencies with a
                         # cos and a sin, the first layer's convention) on the rows at the paper's size, γ₂ factor
                         # (the hyperkernel's grid) and λ on validation; each cell recomputes its row's first layer
                         layer2_paper={"rows": ["orig_rf|14000", "orig_nys|7000", "lgika_rf_r100_qmc|14000",
                                                "lgika_nys_r100_qmc|7000", "lgika_rf_r100_qmc_unit|14000",
-                                               "orig_rf_unit|14000"],
+                                               "orig_rf_unit|14000", "lgika_nys_r100_qmc_unit|7000"],
                                       "n_freq": 17000, "factors": [1 / 16, 1 / 4, 1.0]},
                         # the same layer with orthogonal random frequencies (Yu et al. 2016; QM7's
-                        # layer2_orthogonal) on the LGIKA rows, the headline's 2nd layer where computed, beside the
-                        # i.i.d. frequencies of the paper's random Fourier features
+                        # layer2_orthogonal) on the LGIKA rows, beside the i.i.d. frequencies of the paper's random
+                        # Fourier features: the headline's 2nd layer is the law better on validation (_image_law_choice)
                         layer2_orthogonal={"rows": ["lgika_rf_r100_qmc|14000", "lgika_nys_r100_qmc|7000",
-                                                    "lgika_rf_r100_qmc_unit|14000"],
+                                                    "lgika_rf_r100_qmc_unit|14000", "lgika_nys_r100_qmc_unit|7000"],
                                            "n_freq": 17000, "factors": [1 / 16, 1 / 4, 1.0],
                                            "frequencies": "orthogonal"},
                         methods=["lgika_rf_polar", "lgika_rf", "orig_rf", "lgika_nys", "orig_nys", "gicdf", "gicdf_r100",
                                  "lgika_rf_r100", "lgika_rf_r100_qmc", "lgika_nys_r100_qmc", "lgika_nys_r100",
-                                 "orig_rbf", "orig_rf_unit", "lgika_rf_r100_qmc_unit"]),
+                                 "orig_rbf", "orig_rf_unit", "lgika_rf_r100_qmc_unit", "lgika_nys_r100_qmc_unit"]),
         "full": dict(n_train=None, n_valid=None, n_test=None, r=100, feature_dims=[14000], select_dim=2000,
                      angles=["uniform", "vonmises_pi_0.2", "vonmises_0_2"], gamma_factors=[0.5, 1.0, 2.0],
                      layer2_dim=17000, layer2_factors=[0.5, 1.0, 2.0], gicdf_templates=200, gicdf_bins=25,
@@ -895,23 +900,50 @@ def _qm7_cell_scope(config, key):
 
 
 def _headline_layer2(r, key):
-    """The row's headline 2nd layer (``key`` "rmse" or "accuracy"): at the paper's width with orthogonal frequencies
-    where computed, else with i.i.d. ones, else the capped layer (None where no 2nd layer ran): the order of
-    :func:`_layer2_heads`, which the figures of both tables follow."""
-    return next((r[k] for k in (f"{key}_2layer_orth", f"{key}_2layer_paper") if r.get(k) is not None),
-                r.get(f"{key}_2layer"))
+    """The row's headline 2nd layer (``key`` "rmse" or "accuracy"): at the paper's width with the frequency law chosen
+    on held-out data where both laws ran, else with orthogonal frequencies, else with i.i.d. ones, else the capped
+    layer (None where no 2nd layer ran): the order of :func:`_layer2_heads`, which the figures of both tables follow."""
+    return next((r[k] for k in (f"{key}_2layer_chosen", f"{key}_2layer_orth", f"{key}_2layer_paper")
+                 if r.get(k) is not None), r.get(f"{key}_2layer"))
+
+
+#: how the headline's 2nd layer chooses its frequency law, by the metric its table reports
+_LAW_CHOICE = {"accuracy": "chosen on validation", "rmse": "chosen per fold by the training folds' leave-one-out"}
+
+
+def _chosen_laws(laws):
+    """The text of the laws a row's 2nd layer chose: one law, or the per-fold laws counted ("orthogonal on 3 folds,
+    i.i.d. on 2 folds")."""
+    laws = [laws] if isinstance(laws, str) else list(laws)
+    if len(set(laws)) == 1:
+        return laws[0]
+    return ", ".join(f"{law} on {laws.count(law)} fold{'s' * (laws.count(law) > 1)}"
+                     for law in sorted(set(laws), key=laws.index))
 
 
 def _layer2_heads(r, label, metric, key, size, paper2, better):
     """The 2nd-layer headline cells of one row (Tables 1 and 2 alike; ``key`` "rmse" or "accuracy" names the row's
-    fields, ``metric`` the cell's unit): the layer at the paper's width with orthogonal frequencies where computed
-    (the lower-variance estimate of the same layer), with the i.i.d. frequencies of the paper's sampling as their
-    own cell; else the layer at the paper's width (its protocol: 10k templates on QM7, 17k on Rotated MNIST); else
-    the capped layer; then the exact Gaussian hyperkernel that the layer approximates (its D₂ → ∞ limit)."""
+    fields, ``metric`` the cell's unit): where the layer at the paper's width ran with both frequency laws, the law
+    the held-out data choose (:func:`_image_rows`, :func:`_qm7_rows`), then each law as its own cell; else the layer
+    with orthogonal frequencies (the lower-variance estimate of the same layer); else the layer at the paper's width
+    (its protocol: 10k templates on QM7, 17k on Rotated MNIST); else the capped layer; then the exact Gaussian
+    hyperkernel that the layer approximates (its D₂ → ∞ limit)."""
     if paper2 is None:
         return []
     heads = []
-    if r.get(f"{key}_2layer_orth") is not None:
+    if r.get(f"{key}_2layer_chosen") is not None:
+        # both laws ran: the headline takes the one the held-out data prefer (as γ₂ and λ are chosen), each law
+        # stays beside it as its own cell
+        heads.append(headline(f"{label} {metric} 2nd layer ({size}; 2nd layer {r['layer2_orth_freq'] / 1000:g}k "
+                              f"frequencies, i.i.d. or orthogonal {_LAW_CHOICE[key]}: "
+                              f"{_chosen_laws(r['layer2_chosen'])}; the paper's width)", r[f"{key}_2layer_chosen"],
+                              paper2, better))
+        heads.append(headline(f"{label} {metric} 2nd layer, {r['layer2_orth_freq'] / 1000:g}k orthogonal frequencies "
+                              f"({size}) vs paper 2nd layer RF", r[f"{key}_2layer_orth"], paper2, better))
+        heads.append(headline(f"{label} {metric} 2nd layer, {r['layer2_paper_freq'] / 1000:g}k i.i.d. frequencies "
+                              f"(the paper's sampling) ({size}) vs paper 2nd layer RF", r[f"{key}_2layer_paper"],
+                              paper2, better))
+    elif r.get(f"{key}_2layer_orth") is not None:
         heads.append(headline(f"{label} {metric} 2nd layer ({size}; 2nd layer {r['layer2_orth_freq'] / 1000:g}k "
                               "orthogonal frequencies, the paper's width)", r[f"{key}_2layer_orth"], paper2, better))
         if r.get(f"{key}_2layer_paper") is not None:
@@ -988,7 +1020,8 @@ def _qm7_notes(cname, cfg, folds_source, skipped):
                 f"{cfg['layer2_paper']['factors']} and λ by leave-one-out on the training folds; the headline's "
                 "2nd layer where every fold has one). " if cfg.get("layer2_paper") else "")
              + (f"On the rows {cfg['layer2_orthogonal']['rows']} that layer also with orthogonal random frequencies "
-                "(Yu et al. 2016), the headline's 2nd layer where every fold has one, the i.i.d. layer beside it. "
+                "(Yu et al. 2016), each law its own cell; where every fold has both, the headline's 2nd layer takes on "
+                "each fold the law whose leave-one-out RMSE on the training folds is lower (ties to orthogonal). "
                 if cfg.get("layer2_orthogonal") else "")
              + "Exact GP/KRR rows: kernel ridge with the training mean as constant mean, γ over "
              + (f"{cfg['krr_gamma_factors_by_family']} by family. " if cfg.get("krr_gamma_factors_by_family")
@@ -1153,6 +1186,16 @@ def qm7_gap_values(data, cfg):
                              "wide": row.get("rmse_2layer_paper", float("nan")), "orth": row["rmse_2layer_orth"],
                              "hyper": row.get("rmse_hyper", float("nan")), "paper": row["paper_rmse_2layer"]}
                             for row in od]}
+    ch = [row for row in od if row.get("rmse_2layer_chosen") is not None]
+    if ch:
+        v["layer2_chosen"] = {
+            "rows": len(ch),
+            "meets": sum(row["paper_rmse_2layer"] is not None and row["rmse_2layer_chosen"] <= row["paper_rmse_2layer"]
+                         for row in ch),
+            "by_row_chosen": [{"label": LABELS[row["method"]], "dim": row["dim"],
+                               "laws": _chosen_laws(row["layer2_chosen"]), "wide": row["rmse_2layer_paper"],
+                               "orth": row["rmse_2layer_orth"], "chosen": row["rmse_2layer_chosen"],
+                               "paper": row["paper_rmse_2layer"]} for row in ch]}
     return v
 
 
@@ -1200,8 +1243,25 @@ def _qm7_rows(cells, cfg, hyper=None, wide=None, orth=None):
                             f"layer2_factors_{tag}": [v["layer2_factor"] for v in c]})
                 if freq:
                     row[freq] = c[0]["n_freq"]
+        row.update(_qm7_law_choice(parts["wide"].get((method, dim), []), parts["orth"].get((method, dim), []),
+                                   cfg["n_folds"]))
         rows.append(row)
     return rows
+
+
+def _qm7_law_choice(wide, orth, n_folds):
+    """The 2nd layer at the paper's width with, on each outer fold, the frequency law (i.i.d. or orthogonal) whose
+    leave-one-out RMSE on the training folds is lower (ties to orthogonal, the lower-variance draw), as γ₂ and λ are
+    chosen: ``rmse_2layer_chosen`` / ``mae_2layer_chosen`` (means over the folds), ``rmse_2layer_chosen_folds`` and
+    ``layer2_chosen`` (the law of each fold); empty where a fold lacks either law or its leave-one-out scores."""
+    if len(wide) != n_folds or len(orth) != n_folds or not all(c.get("loo_rmse") for c in (*wide, *orth)):
+        return {}
+    best = [min(min(v) for v in c["loo_rmse"].values()) for c in (*wide, *orth)]
+    picks = [(o, "orthogonal") if bo <= bw else (w, "i.i.d.")
+             for w, o, bw, bo in zip(wide, orth, best[:n_folds], best[n_folds:])]
+    return {"rmse_2layer_chosen": _mean([c["rmse"] for c, _ in picks]),
+            "mae_2layer_chosen": _mean([c["mae"] for c, _ in picks]),
+            "rmse_2layer_chosen_folds": [c["rmse"] for c, _ in picks], "layer2_chosen": [law for _, law in picks]}
 
 
 def _qm7_figure(rows, path, trials=None):
@@ -1704,6 +1764,7 @@ def _image_rows(cells, paper, layer2=None):
                      "layer2_paper_freq": wide.get(key, {}).get("n_freq"),
                      "accuracy_2layer_orth": orth.get(key, {}).get("accuracy"),
                      "layer2_orth_freq": orth.get(key, {}).get("n_freq"),
+                     **_image_law_choice(wide.get(key), orth.get(key)),
                      "paper": paper.get(_paper_row(method), (None, None))[0],
                      "paper_2layer": paper.get(_paper_row(method), (None, None))[1],
                      "law": v.get("law"), "gamma_factor": v.get("gamma_factor"), "seconds": v.get("seconds"),
@@ -1711,8 +1772,19 @@ def _image_rows(cells, paper, layer2=None):
     return rows
 
 
+def _image_law_choice(wide, orth):
+    """The 2nd layer at the paper's width with the frequency law (i.i.d. or orthogonal) that is better on the
+    validation split (ties to orthogonal, the lower-variance draw), as γ₂ and λ are chosen: ``accuracy_2layer_chosen``
+    and ``layer2_chosen``; empty where either law's cell (or its validation scores) is missing."""
+    vw, vo = (_best_valid(c) if c else None for c in (wide, orth))
+    if vw is None or vo is None:
+        return {}
+    cell, law = (orth, "orthogonal") if vo >= vw else (wide, "i.i.d.")
+    return {"accuracy_2layer_chosen": cell["accuracy"], "layer2_chosen": law}
+
+
 def _best_valid(cell):
-    """A first-layer cell's validation accuracy at its chosen λ (and γ factor, for the exact rows), or None."""
+    """A cell's validation accuracy at its chosen λ (and γ₂ factor, for the 2nd layers and exact rows), or None."""
     table = cell.get("valid_acc") or {}
     return max((max(v) for v in table.values()), default=None)
 
@@ -1843,7 +1915,8 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
                 if cfg.get("layer2_paper") else "")
              + (f"; on the rows {cfg['layer2_orthogonal']['rows']} that layer also with orthogonal random frequencies "
                 "(Yu et al. 2016: the same Gaussian law per frequency, orthogonal within blocks of the first layer's "
-                "width; the headline's 2nd layer where computed, the i.i.d. layer beside it)"
+                "width; each law its own cell, the headline's 2nd layer the law better on the validation split, "
+                "ties to orthogonal)"
                 if cfg.get("layer2_orthogonal") else "")
              + f", GICDF {cfg['gicdf_templates']} templates x {2 * cfg['gicdf_bins'] + 1} CDF values. "
              "'lgika_rf_polar' (beyond the paper): "
