@@ -178,6 +178,27 @@ def test_landmarks_from_orbits_and_montavon_groups(rng):
     np.testing.assert_array_equal(f.transform(X), f2.transform(X))
 
 
+def test_orbit_landmarks_may_outnumber_the_training_rows(rng):
+    """Raj §4.1 uses 10k Nyström landmarks on QM7's 5.7k training molecules: only the orbits hold that many points.
+    Past n rows each row is drawn again, every copy moved by its own group element; up to n the draw is unchanged."""
+    g = CyclicShift(16)
+    X = rng.normal(size=(6, 16))
+    f = OrbitNystroem(g, gamma=0.05, n_components=15, landmarks="orbit", n_group_samples=4, random_state=0).fit(X)
+    Z = f.components_
+    assert f.transform(X).shape == (6, 15) and Z.shape == (15, 16)
+    assert len({z.tobytes() for z in Z}) > 6  # more distinct landmarks than training rows
+    # each landmark is a cyclic shift of a training row (the same values in another order)
+    owners = [[i for i in range(6) if np.array_equal(np.sort(z), np.sort(X[i]))] for z in Z]
+    assert all(len(o) == 1 for o in owners)
+    owners = [o[0] for o in owners]
+    assert max(owners.count(i) for i in range(6)) <= 3  # ceil(15 / 6) copies of a row at most
+    # the first n landmarks come from one permutation of the rows, as a draw of n landmarks does
+    g6 = OrbitNystroem(g, gamma=0.05, n_components=6, landmarks="orbit", n_group_samples=4, random_state=0).fit(X)
+    assert sorted(owners[:6]) == list(range(6)) and g6.components_.shape == (6, 16)
+    with pytest.raises(ValueError, match="landmarks='orbit'"):
+        OrbitNystroem(g, gamma=0.05, n_components=15, n_group_samples=4).fit(X)
+
+
 def test_gicdf_value_range_and_output_layout(rng):
     g = CyclicShift(16)
     X = rng.normal(size=(20, 16))

@@ -563,3 +563,30 @@ def test_frequency_law_table_is_the_results_files():
     text = " ".join(page.split())
     assert f"Over the table's {total} choices the held-out data pick the law that is better on the test data {right} " \
            "times" in text
+
+
+def _nys10k_rows():
+    """docs/fidelity.md's table of LGIKA (Nys) at 10000 orbit landmarks on QM7 folds 0 and 1, from the probe and the
+    recorded 5700-landmark cells."""
+    v = json.loads((ROOT / "results/raj2017/lgika_nys_landmarks_probes.json").read_text())["variants"]
+    cells = json.loads((ROOT / "results/raj2017/qm7.json").read_text())["cells"]
+    lines = []
+    for fold in (0, 1):
+        tail = f", outer fold {fold}" if fold else ""
+        at = {f: v[f"orbit landmarks, D = 10000, factor {f:g}{tail}"] for f in (0.125, 0.25)}
+        best = min(at, key=lambda f: at[f]["loo_rmse"])
+        lines.append(f"| {fold} | {at[0.125]['loo_rmse']:.2f} / {at[0.25]['loo_rmse']:.2f} | 1/{round(1 / best)} "
+                     f"| **{at[best]['test_rmse']:.2f}** | {cells[f'lgika_nys_orbit|5700|{fold}']['rmse']:.2f} |")
+        assert cells[f"lgika_nys_orbit|5700|{fold}"]["gamma_factor"] == best  # "with the γ each recorded cell chose"
+    control = v["orbit landmarks, D = 5700, factor 0.125"]["test_rmse"]
+    assert control == pytest.approx(cells["lgika_nys_orbit|5700|0"]["rmse"], abs=1e-4)
+    return lines
+
+
+def test_nys_orbit_landmarks_at_the_papers_number_table_is_the_probe():
+    page = (ROOT / "docs/fidelity.md").read_text()
+    rows = _nys10k_rows()
+    for line in rows:
+        assert line in page, line
+    gains = [float(r.split("|")[5]) - float(r.split("|")[4].strip(" *")) for r in rows]
+    assert f"fold 0 by {gains[0]:.2f} and fold 1 by {gains[1]:.2f}" in " ".join(page.split())

@@ -46,7 +46,10 @@ class OrbitNystroem(OrbitFeaturesBase):
     coef0 : float or None
     kernel_params : dict or None
         Further arguments of the kernel; for a named kernel only those it takes.
-    n_components : int, s (landmarks); must not exceed the number of samples.
+    n_components : int, s (landmarks). With ``landmarks="data"`` at most the number of
+        training rows; with ``"orbit"`` it may exceed it (Raj et al. §4.1 use 10k landmarks on
+        QM7, whose training folds hold 5.7k molecules): the rows are then drawn again, each copy
+        moved by its own group element.
     landmarks : {"data", "orbit"}
         Random training rows, or random training rows each moved by a group
         element drawn from q (landmarks "from the orbits", §2.2.2).
@@ -126,17 +129,20 @@ class OrbitNystroem(OrbitFeaturesBase):
         return PairwiseKernel(self.kernel, self.kernel_params_)(A, B)
 
     def _draw_templates(self, X, rng):
-        s = int(self.n_components)
-        if s > X.shape[0]:
+        s, n = int(self.n_components), X.shape[0]
+        if s > n and self.landmarks != "orbit":
             raise ValueError(
-                f"n_components={s} landmarks requested but only {X.shape[0]} samples were given to fit; "
-                "lower n_components"
+                f"n_components={s} landmarks requested but only {n} samples were given to fit; lower "
+                "n_components, or draw them from the orbits (landmarks='orbit'), which hold more points than X"
             )
         # the kernel's arguments are fixed here, at fit (set_params afterwards changes nothing)
         self.kernel_params_, self.gamma_ = resolve_kernel_params(
             type(self).__name__, self.kernel, X, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
             kernel_params=self.kernel_params)
-        Z = X[rng.permutation(X.shape[0])[:s]].astype(np.float64)
+        # past n rows (orbit landmarks only) each row is drawn again from a fresh permutation, every copy moved by its
+        # own group element; up to n the draw is the one it always was
+        rows = np.concatenate([rng.permutation(n) for _ in range(-(-s // n))])[:s]
+        Z = X[rows].astype(np.float64)
         if self.landmarks == "orbit":
             group = resolve_group(self.group)
             Z = group.act_each(Z, group.sample(s, rng))
