@@ -31,7 +31,7 @@ SEED = 0
 def main(dims, factors, kinds, fold=0):
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],
                        script="benchmarks/probes/raj2017/lgika_nys_landmarks.py", experiment="qm7",
-                       seed=SEED, fold=0)
+                       seed=SEED)
     cfg = dict(raj2017.CONFIGS["qm7"]["reduced"])
     data = raj2017._QM7(cfg, SEED)
     train, test = data.split(fold)

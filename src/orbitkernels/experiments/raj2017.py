@@ -931,28 +931,26 @@ def _layer2_heads(r, label, metric, key, size, paper2, better):
     if paper2 is None:
         return []
     heads = []
-    if r.get(f"{key}_2layer_chosen") is not None:
-        # both laws ran: the headline takes the one the held-out data prefer (as γ₂ and λ are chosen), each law
-        # stays beside it as its own cell
-        heads.append(headline(f"{label} {metric} 2nd layer ({size}; 2nd layer {r['layer2_orth_freq'] / 1000:g}k "
-                              f"frequencies, i.i.d. or orthogonal {_LAW_CHOICE[key]}: "
-                              f"{_chosen_laws(r['layer2_chosen'])}; the paper's width)", r[f"{key}_2layer_chosen"],
-                              paper2, better))
-        heads.append(headline(f"{label} {metric} 2nd layer, {r['layer2_orth_freq'] / 1000:g}k orthogonal frequencies "
-                              f"({size}) vs paper 2nd layer RF", r[f"{key}_2layer_orth"], paper2, better))
-        heads.append(headline(f"{label} {metric} 2nd layer, {r['layer2_paper_freq'] / 1000:g}k i.i.d. frequencies "
-                              f"(the paper's sampling) ({size}) vs paper 2nd layer RF", r[f"{key}_2layer_paper"],
-                              paper2, better))
-    elif r.get(f"{key}_2layer_orth") is not None:
-        heads.append(headline(f"{label} {metric} 2nd layer ({size}; 2nd layer {r['layer2_orth_freq'] / 1000:g}k "
-                              "orthogonal frequencies, the paper's width)", r[f"{key}_2layer_orth"], paper2, better))
-        if r.get(f"{key}_2layer_paper") is not None:
+    orth, iid = r.get(f"{key}_2layer_orth"), r.get(f"{key}_2layer_paper")
+    if orth is not None:
+        if r.get(f"{key}_2layer_chosen") is not None:
+            # both laws ran: the headline takes the one the held-out data prefer (as γ₂ and λ are chosen), each law
+            # stays beside it as its own cell
+            heads.append(headline(f"{label} {metric} 2nd layer ({size}; 2nd layer {r['layer2_orth_freq'] / 1000:g}k "
+                                  f"frequencies, i.i.d. or orthogonal {_LAW_CHOICE[key]}: "
+                                  f"{_chosen_laws(r['layer2_chosen'])}; the paper's width)",
+                                  r[f"{key}_2layer_chosen"], paper2, better))
+            heads.append(headline(f"{label} {metric} 2nd layer, {r['layer2_orth_freq'] / 1000:g}k orthogonal "
+                                  f"frequencies ({size}) vs paper 2nd layer RF", orth, paper2, better))
+        else:
+            heads.append(headline(f"{label} {metric} 2nd layer ({size}; 2nd layer {r['layer2_orth_freq'] / 1000:g}k "
+                                  "orthogonal frequencies, the paper's width)", orth, paper2, better))
+        if iid is not None:
             heads.append(headline(f"{label} {metric} 2nd layer, {r['layer2_paper_freq'] / 1000:g}k i.i.d. frequencies "
-                                  f"(the paper's sampling) ({size}) vs paper 2nd layer RF", r[f"{key}_2layer_paper"],
-                                  paper2, better))
-    elif r.get(f"{key}_2layer_paper") is not None:
+                                  f"(the paper's sampling) ({size}) vs paper 2nd layer RF", iid, paper2, better))
+    elif iid is not None:
         heads.append(headline(f"{label} {metric} 2nd layer ({size}; 2nd layer {r['layer2_paper_freq'] / 1000:g}k "
-                              "frequencies, the paper's width)", r[f"{key}_2layer_paper"], paper2, better))
+                              "frequencies, the paper's width)", iid, paper2, better))
     elif r.get(f"{key}_2layer") is not None:
         heads.append(headline(f"{label} {metric} 2nd layer ({size})", r[f"{key}_2layer"], paper2, better))
     if r.get(f"{key}_hyper") is not None:
