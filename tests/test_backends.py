@@ -174,3 +174,34 @@ def test_rotated_mnist_full_benchmark_runs_its_features_on_a_torch_device(monkey
     assert res["config"]["features_on"] == "torch (cpu)"
     assert "floor" not in res and 0.5 < res["measured"]["test_accuracy"] <= 1
     assert res["measured"]["alpha"] in res["measured"]["validation_accuracy"]
+
+
+@pytest.mark.parametrize("kernel, n_components", [("rbf", 30), ("sigmoid", 12)])
+def test_nystroem_normalization_on_torch_is_the_svd_one(kernel, n_components, rng):
+    # torch forms K_ZZ^{-1/2} from the symmetric eigendecomposition (U = Q, S = |λ|, V = Q sign λ), NumPy from the SVD:
+    # the same matrix where K_ZZ is singular (30 orbit landmarks of 12 rows under a group of 4 elements repeat some
+    # landmarks exactly) and where it is indefinite (the sigmoid kernel), and the same singular values
+    from orbitkernels.features import OrbitNystroem
+
+    X = rng.normal(size=(12, 20))
+    kw = dict(kernel=kernel, gamma=0.05, n_components=n_components, landmarks="orbit", random_state=0)
+    a = OrbitNystroem(BlockPermutation(4, 5), **kw).fit(X)
+    b = OrbitNystroem(BlockPermutation(4, 5), backend="torch", device="cpu", **kw).fit(X)
+    K = a._kernel(a.components_, a.components_)
+    w = np.linalg.eigvalsh(K)
+    if kernel == "rbf":
+        assert w.min() < 1e-10 * w.max()  # singular: repeated landmarks
+        assert len({r.tobytes() for r in a.components_}) < n_components
+    else:
+        assert w.min() < -1e-3 * w.max()  # indefinite
+    np.testing.assert_allclose(b.components_, a.components_)
+    # the floored directions carry 1/sqrt(1e-12) = 1e6 with any orthonormal basis of the null space: compare L on the
+    # span of the eigenvectors above the floor, and the features
+    big = np.abs(w) > 1e-8 * np.abs(w).max()
+    Q = np.linalg.eigh(K)[1][:, big]
+    LQ = a.normalization_ @ Q
+    np.testing.assert_allclose(b.normalization_ @ Q, LQ, atol=1e-8 * np.abs(LQ).max())
+    _, S, _ = np.linalg.svd(K)
+    np.testing.assert_allclose(b._inverse_sqrt(K)[1], np.maximum(S, 1e-12), rtol=1e-9, atol=1e-12)
+    assert b.precision_ == a.precision_
+    np.testing.assert_allclose(b.transform(X), a.transform(X), atol=1e-6 * np.abs(a.transform(X)).max())

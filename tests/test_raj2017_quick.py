@@ -802,7 +802,7 @@ def test_qm7_nystroem_rows_draw_their_landmarks_where_their_method_says(monkeypa
 
     class Spy:
         def __init__(self, group, **kw):
-            seen.append(kw["landmarks"])
+            seen.append((kw["landmarks"], kw.get("backend"), kw.get("device")))
 
         def fit(self, X):
             return self
@@ -813,9 +813,16 @@ def test_qm7_nystroem_rows_draw_their_landmarks_where_their_method_says(monkeypa
     monkeypatch.setattr(raj2017, "OrbitNystroem", Spy)
     data = SimpleNamespace(cfg={"r": 3}, seed=0, _cache={}, X=np.ones((4, 2)), Xs=np.ones((4, 2)), group=object(),
                            scale={"orig": 1.0, "sort": 1.0}, scale_l1=1.0)
+    monkeypatch.delenv("ORBITKERNELS_BACKEND", raising=False)
+    monkeypatch.delenv("ORBITKERNELS_DEVICE", raising=False)
     for name in ("lgika_nys", "lgika_nys_orbit", "orig_nys"):
         raj2017._QM7.features(data, name, 2, 0.25, np.arange(3))
-    assert seen == ["data", "orbit", "data"]
+    assert seen == [("data", "numpy", None), ("orbit", "numpy", None), ("data", "numpy", None)]
+    # the molecules' feature maps run where $ORBITKERNELS_BACKEND / $ORBITKERNELS_DEVICE say, as the images' do
+    monkeypatch.setenv("ORBITKERNELS_BACKEND", "torch")
+    monkeypatch.setenv("ORBITKERNELS_DEVICE", "cuda")
+    raj2017._QM7.features(data, "lgika_nys_orbit", 2, 0.25, np.arange(4))
+    assert seen[-1] == ("orbit", "torch", "cuda")
 
 
 def test_orthogonal_frequencies_keep_the_gaussian_law_and_lower_the_kernel_estimates_variance():

@@ -214,7 +214,7 @@ ENVIRONMENT_HELP = """environment variables:
   ORBITKERNELS_NUMBA=0              the fused numba kernels off (NumPy passes instead)
   ORBITKERNELS_QUIET=1              no progress bars (as --quiet)
   ORBITKERNELS_BACKEND, ORBITKERNELS_DEVICE
-                                    where Raj et al.'s image experiments run (numpy | torch; e.g. cuda)
+                                    where Raj et al.'s feature maps run (numpy | torch; e.g. cuda)
   ORBITKERNELS_RAJ2017_CONFIG       reduced (default) | full: Raj et al.'s configuration
   ORBITKERNELS_RAJ2017_CELLS        only these cells (comma-separated shell patterns of cell keys)
   ORBITKERNELS_RAJ2017_TIME_BUDGET_S

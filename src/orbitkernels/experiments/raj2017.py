@@ -485,13 +485,15 @@ class _QM7:
         # γ = factor / median squared distance (Gaussian) or factor / median L1 distance (Laplacian)
         gamma = factor / self.scale_l1 if m.laplacian else (factor or 1.0) / self.scale[m.inputs]
         group = self.group if m.invariant else None
+        # $ORBITKERNELS_BACKEND / $ORBITKERNELS_DEVICE, as for the image rows (the memory cap stays the estimators')
+        eng = {k: v for k, v in engine_options().items() if k in ("backend", "device")}
         if m.feature_map == "rf":
             fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, kernel=m.kernel, gamma=gamma, n_components=dim // 2,
                                       frequencies=m.frequency_sampling, n_group_samples=r if group else None,
-                                      random_state=seed)
+                                      random_state=seed, **eng)
         elif m.feature_map == "nys":
             fm = OrbitNystroem(group, sampling=PAPER_SAMPLING, kernel=m.kernel, gamma=gamma, n_components=dim,
-                               landmarks=m.landmarks, n_group_samples=r if group else None, random_state=seed)
+                               landmarks=m.landmarks, n_group_samples=r if group else None, random_state=seed, **eng)
         elif m.feature_map == "gicdf":
             F = _gicdf_data_side(X, train, self.group, r, cfg["gicdf_templates"], cfg["gicdf_bins"], seed)
             self._cache[key] = F
@@ -1558,10 +1560,10 @@ def _angle_law(name):
 
 
 def engine_options():
-    """Where the image experiments' feature maps run: ``$ORBITKERNELS_BACKEND`` ("numpy", default, or "torch") and
-    ``$ORBITKERNELS_DEVICE`` (e.g. "cuda"). The numbers agree to rounding across back-ends, so this is not part of
-    a run's configuration; the CIFAR-10 full configuration is meant for ``ORBITKERNELS_BACKEND=torch
-    ORBITKERNELS_DEVICE=cuda``."""
+    """Where the feature maps run (the image experiments'; QM7's too, without the memory cap):
+    ``$ORBITKERNELS_BACKEND`` ("numpy", default, or "torch") and ``$ORBITKERNELS_DEVICE`` (e.g. "cuda"). The numbers
+    agree to rounding across back-ends, so this is not part of a run's configuration; the CIFAR-10 full configuration
+    is meant for ``ORBITKERNELS_BACKEND=torch ORBITKERNELS_DEVICE=cuda``."""
     backend = os.environ.get("ORBITKERNELS_BACKEND") or "numpy"
     if backend not in ("numpy", "torch"):
         raise ValueError(f"ORBITKERNELS_BACKEND must be 'numpy' or 'torch'; got {backend!r}")
