@@ -86,3 +86,17 @@ def test_readme_thread_claims_are_the_committed_split_products_probe():
     assert not any(probe["max_abs_diff_vs_1_thread"].values())
     shares = probe["default_pooling_threads_cpu_over_wall"]
     assert min(shares.values()) < 0.75 < 0.95 < max(shares.values())
+
+
+
+def test_nystroem_inverse_sqrt_claims_are_the_committed_probe():
+    """The user guide's figures for K_ZZ^{-1/2} on a GPU are benchmarks/probes/perf/nystroem_inverse_sqrt.py's."""
+    probe = json.loads((ROOT / "results/bench/nystroem_inverse_sqrt_probe.json").read_text())
+    top = probe["sizes"]["10000"]
+    guide = _flat((ROOT / "docs/user_guide.md").read_text())
+    m = re.search(r"at 10000 landmarks, Raj et al.'s number, that took ([\d.]+) s on an (\w+) against ([\d.]+) s for "
+                  r"the SVD on the same machine's (\d+) cores", guide)
+    assert m, "the user guide should state the measured eigendecomposition and SVD times"
+    assert (float(m[1]), float(m[3]), int(m[4])) == (round(top["torch_eigh_s"], 1), round(top["numpy_svd_s"], 1),
+                                                     probe["cpu_count"])
+    assert m[2] in probe["device"] and top["max_rel_diff"] < 1e-10  # the same matrix
