@@ -88,7 +88,6 @@ def test_readme_thread_claims_are_the_committed_split_products_probe():
     assert min(shares.values()) < 0.75 < 0.95 < max(shares.values())
 
 
-
 def test_nystroem_inverse_sqrt_claims_are_the_committed_probe():
     """The user guide's figures for K_ZZ^{-1/2} on a GPU are benchmarks/probes/perf/nystroem_inverse_sqrt.py's."""
     probe = json.loads((ROOT / "results/bench/nystroem_inverse_sqrt_probe.json").read_text())

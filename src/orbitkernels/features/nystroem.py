@@ -167,11 +167,12 @@ class OrbitNystroem(OrbitFeaturesBase):
         device: U = Q, S = |Λ| and V = Q sign(Λ), so U S^{-1/2} V^T = Q diag(sign(λ) / sqrt(max(|λ|, 1e-12))) Q^T
         (tested against the SVD on singular and indefinite K_ZZ), and fit's one cubic step, s³ for s landmarks
         (Raj §4.1: 10k), runs where the transform does."""
-        if getattr(self, "backend", "numpy") != "torch":
+        opts = self._engine_options()
+        if opts["backend"] != "torch":
             U, S, Vt = scipy.linalg.svd(K)
             S = np.maximum(S, 1e-12)
             return (U / np.sqrt(S)) @ Vt, S
-        be = get_backend("torch", self.device)
+        be = get_backend("torch", opts["device"])
         torch = be.torch
         w, Q = torch.linalg.eigh(be.asarray(K, dtype="float64"))
         S = w.abs().clamp_min(1e-12)
