@@ -244,3 +244,51 @@ def test_gemm_path_kernels_from_dots_equal_scikit_learns_on_the_moved_landmarks(
     assert F.dtype == dtype
     tol = 1e-10 if dtype == np.float64 else 2e-5
     np.testing.assert_allclose(F, pooled @ f.normalization_.T, rtol=tol, atol=tol * np.abs(F).max())
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_data_path_kernels_from_dots_equal_scikit_learns_on_the_moved_rows(kernel, dtype, backend, rng):
+    """Raj Eq. 8 on the data side: ψ(x) = L Σ_k w_k k(g_k x, z), the Gaussian from one product of the moved rows
+    (each with its own norm: a bilinear scaling is not unitary) and the landmarks on the back-end, against
+    scikit-learn's pairwise kernel on the explicitly moved rows."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    from orbitkernels.groups import ImageScaling, Uniform
+
+    if backend == "torch":
+        pytest.importorskip("torch")
+    g = ImageScaling((9, 9), scale=Uniform(0.7, 1.3))  # q not symmetric: the data side
+    X = smooth_images(12, 9, rng).astype(dtype)
+    f = OrbitNystroem(g, kernel=kernel, gamma=0.05, n_components=7, n_group_samples=5, sampling="iid",
+                      backend=backend, random_state=0).fit(X)
+    assert f.plan_.path == "data" and f.plan_.from_dots
+    E, w, Z = f.group_elements_, f.group_weights_, f.components_
+    moved = g.act(X.astype(float), E)  # (r, n, d)
+    norms = (moved**2).sum(-1)
+    assert np.abs(norms / (X.astype(float) ** 2).sum(-1) - 1).max() > 1e-2  # |x|² in place of |g x|² fails
+    params = {"gamma": 0.05} if kernel == "rbf" else {}
+    pooled = sum(wk * pairwise_kernels(Mk, Z, metric=kernel, **params) for wk, Mk in zip(w, moved))
+    F = f.transform(X)
+    assert F.dtype == dtype
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(F, pooled @ f.normalization_.T, rtol=tol, atol=tol * np.abs(F).max())
+
+
+def test_data_path_gaussian_computes_on_the_back_end_not_scikit_learn(rng, monkeypatch):
+    # the point of the product form: no float64 pairwise kernel on the host for the data side's Gaussian
+    import orbitkernels.utils.kernels as kernels_mod
+
+    from orbitkernels.groups import BlockPermutation
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("scikit-learn's pairwise kernel called on the data path")
+
+    g = BlockPermutation(4, 12)
+    X = rng.normal(size=(20, 48))
+    f = OrbitNystroem(g, kernel="rbf", n_components=6, action="data", random_state=0).fit(X)
+    expected = f.transform(X)
+    monkeypatch.setattr(kernels_mod, "pairwise_kernels", refuse)
+    monkeypatch.setattr(kernels_mod.PairwiseKernel, "__call__", refuse)
+    np.testing.assert_array_equal(f.transform(X), expected)

@@ -99,3 +99,19 @@ def test_nystroem_inverse_sqrt_claims_are_the_committed_probe():
     assert (float(m[1]), float(m[3]), int(m[4])) == (round(top["torch_eigh_s"], 1), round(top["numpy_svd_s"], 1),
                                                      probe["cpu_count"])
     assert m[2] in probe["device"] and top["max_rel_diff"] < 1e-10  # the same matrix
+
+
+def test_data_path_gaussian_claims_are_the_committed_probe():
+    """The user guide's CPU figures for the data side's Gaussian are benchmarks/probes/perf/data_path_rbf.py's."""
+    runs = json.loads((ROOT / "results/bench/data_path_rbf_probe.json").read_text())["runs"]
+    guide = _flat((ROOT / "docs/user_guide.md").read_text())
+    m = re.search(r"on one CPU core at QM7's shape \((\d+) molecules, (\d+) landmarks, (\d+) sortings\) the transform "
+                  r"took ([\d.]+) s against ([\d.]+) s in float64 \(([\d.]+)x\) and ([\d.]+) s against ([\d.]+) s in "
+                  r"float32 \(([\d.]+)x\), the same features to ([\d.e-]+) in float64", guide)
+    assert m, "the user guide should state the probe's times"
+    for dtype, (new, old, ratio) in (("float64", m.group(4, 5, 6)), ("float32", m.group(7, 8, 9))):
+        run = runs[f"numpy/default/{dtype}"]
+        assert (run["rows"], run["landmarks"], run["r"], run["threads"]) == (int(m[1]), int(m[2]), int(m[3]), "1")
+        assert (float(new), float(old), float(ratio)) == (round(run["product_form_s"], 2),
+                                                          round(run["sklearn_pairwise_s"], 2), run["ratio"])
+    assert f"{runs['numpy/default/float64']['max_rel_diff']:.1e}" == m[10]

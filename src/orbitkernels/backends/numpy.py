@@ -257,6 +257,10 @@ class NumpyBackend:
     def exp(self, a):
         return np.exp(a)
 
+    def exp_(self, a):
+        """In place (``a`` must be a writable array the caller owns)."""
+        return np.exp(a, out=a)
+
     def rfftn(self, a, axes):
         return scipy.fft.rfftn(a, axes=axes, workers=_workers())
 

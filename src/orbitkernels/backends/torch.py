@@ -120,6 +120,10 @@ class TorchBackend:
     def exp(self, a):
         return self.torch.exp(a)
 
+    def exp_(self, a):
+        """In place (``a`` must be a tensor the caller owns)."""
+        return a.exp_()
+
     def rfftn(self, a, axes):
         return self.torch.fft.rfftn(a, dim=tuple(axes))
 

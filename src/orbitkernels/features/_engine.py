@@ -484,7 +484,7 @@ class ProjectionPlan:
     @property
     def from_dots(self):
         """Whether the similarities are computed from dot products (and norms) in the compute precision:
-        the FFT paths, and the GEMM path for "dot", "linear" and "rbf" (a Gaussian's squared distances
+        the FFT paths, and the GEMM and data paths for "dot", "linear" and "rbf" (a Gaussian's squared distances
         expanded as ``|x|² + |t|² - 2<x, t>``, with the error :func:`~orbitkernels.utils.validation.check_rbf_precision`
         bounds); other pairwise kernels are scikit-learn's, in float64."""
         return self.strategy.dots_kernels and self._similarity_of_dots()
@@ -826,31 +826,55 @@ class GemmPath(_Path):
 
 
 class DataPath(_Path):
-    """Data side: each chunk is moved by the r elements and compared with the plain templates."""
+    """Data side: each chunk is moved by the r elements and compared with the plain templates.
+
+    Dot products and the kernels of them ("linear"; "rbf", Raj §2.2.2's Gaussian k(g x, t) = exp(-γ|g x - t|²))
+    run as one product on the back-end in the compute precision: the moved rows carry the columns
+    (-1, -|g x|²/2) and the templates (|t|²/2, 1), so the product is -|g x - t|²/2 (each moved row's own norm: an
+    interpolating action is not unitary) and the exponential is taken in place. Scikit-learn's pairwise kernel, in
+    float64 on the CPU whatever the back-end, was the path before 2026-11-28: on QM7's sortings the device only
+    pooled (``benchmarks/probes/perf/data_path_rbf.py``). Other pairwise kernels stay scikit-learn's.
+    """
 
     name = "data"
     transforms_data = True
+    dots_kernels = True
 
     def _prepare(self, plan, dtype):
+        if plan.from_dots and plan.similarity == "rbf":
+            T0 = np.asarray(plan.templates, dtype=np.float64)
+            T = np.empty((len(T0), T0.shape[1] + 2), dtype)
+            T[:, :-2] = T0
+            T[:, -2] = 0.5 * np.einsum("ij,ij->i", T0, T0)
+            T[:, -1] = 1.0
+            return plan.backend.asarray(T, dtype)
         return plan.backend.asarray(plan.templates, dtype)
 
     def row_bytes(self, plan, d, itemsize):
         # the r moved copies come from the group's action, whose interpolation holds temporaries of their size
         # (a few (r, n, d) terms at once): the whole count twice on every back-end (tests/test_memory.py went
-        # over its budget with the similarities counted once)
-        return (plan.n_templates * plan.n_elements + plan.n_elements * d) * itemsize * 2
+        # over its budget with the similarities counted once); the Gaussian's two more columns per moved row
+        return (plan.n_templates * plan.n_elements + plan.n_elements * (d + 2)) * itemsize * 2
 
     def similarities(self, plan, Xc, dtype, ws=None):
         bk, T = plan.backend, self.prepared(plan, dtype)
         act = plan.group.act_inverse if plan._data_inverse else plan.group.act
         Y = act(Xc, plan._data_elements).astype(dtype, copy=False)  # (r, n, d)
         flat = Y.reshape(plan.n_elements * len(Xc), -1)
-        if plan._kernel is None:
-            out = None if ws is None else ws.take("S", (len(flat), T.shape[0]), dtype)
-            S = bk.matmul(bk.asarray(flat), T.T, out=out)
-        else:
-            S = bk.asarray(plan._kernel(flat, plan.templates), dtype)
-        return S.reshape(plan.n_elements, len(Xc), plan.n_templates), "rns"
+        shape = (plan.n_elements, len(Xc), plan.n_templates)
+        if not plan.from_dots:
+            return bk.asarray(plan._kernel(flat, plan.templates), dtype).reshape(shape), "rns"
+        out = None if ws is None else ws.take("S", (len(flat), T.shape[0]), dtype)
+        if plan.similarity != "rbf":
+            return bk.matmul(bk.asarray(flat), T.T, out=out).reshape(shape), "rns"
+        m, d = flat.shape
+        Ya = np.empty((m, d + 2), dtype)
+        Ya[:, :d] = flat
+        Ya[:, d] = -1.0
+        Ya[:, d + 1] = -0.5 * np.einsum("ij,ij->i", flat, flat, dtype=np.float64)
+        S = bk.matmul(bk.asarray(Ya), T.T, out=out)  # -|g x - t|² / 2
+        S *= 2.0 * plan._rbf_gamma(d)
+        return bk.exp_(S).reshape(shape), "rns"
 
 
 class _Deferred:
