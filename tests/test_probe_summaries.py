@@ -590,3 +590,30 @@ def test_nys_orbit_landmarks_at_the_papers_number_table_is_the_probe():
         assert line in page, line
     gains = [float(r.split("|")[5]) - float(r.split("|")[4].strip(" *")) for r in rows]
     assert f"fold 0 by {gains[0]:.2f}, fold 1 by {gains[1]:.2f} and fold 2 by {gains[2]:.2f}" in " ".join(page.split())
+
+
+def test_nys_orbit_landmarks_10k_cells_are_the_probe_and_the_page():
+    """The reproduction's cells at 10000 orbit landmarks: folds 0-2 are the probe's numbers (same seed and code), and
+    docs/fidelity.md's per-fold table of the row at 10000 landmarks is the cells."""
+    v = json.loads((ROOT / "results/raj2017/lgika_nys_landmarks_probes.json").read_text())["variants"]
+    cells = json.loads((ROOT / "results/raj2017/qm7.json").read_text())["cells"]
+    for fold in (0, 1, 2):
+        tail = f", outer fold {fold}" if fold else ""
+        cell = cells[f"lgika_nys_orbit|10000|{fold}"]
+        probe = v[f"orbit landmarks, D = 10000, factor {cell['gamma_factor']:g}{tail}"]
+        assert cell["rmse"] == pytest.approx(probe["test_rmse"], abs=1e-4)
+    page = " ".join((ROOT / "docs/fidelity.md").read_text().split())
+    assert "| LGIKA (Nys), 10000 landmarks from the orbits, outer fold | 0 | 1 | 2 | 3 | 4 | mean RMSE |" in page
+    for label, key in (("first layer", "lgika_nys_orbit|10000|{}"),
+                       ("2nd RF layer, 10k i.i.d. frequencies (the paper's sampling)", "wide|lgika_nys_orbit|10000|{}"),
+                       ("2nd RF layer, 10k orthogonal frequencies", "orf|lgika_nys_orbit|10000|{}"),
+                       ("exact Gaussian hyperkernel", "hyper|lgika_nys_orbit|10000|{}")):
+        folds = [cells[key.format(k)]["rmse"] for k in range(5)]
+        line = f"| {label} | " + " | ".join(f"{r:.2f}" for r in folds) + f" | {np.mean(folds):.2f} |"
+        assert line in page, line
+    row = [r for r in json.loads((ROOT / "results/raj2017/qm7.json").read_text())["data"]["rows"]
+           if (r["method"], r["dim"]) == ("lgika_nys_orbit", 10000)][0]
+    line = ("| 10000 landmarks from the orbits (the paper's number; below) | "
+            + " / ".join(f"{r:.2f}" for r in row["rmse_folds"]) + f" | **{row['rmse']:.2f}** / {row['mae']:.2f} | "
+            f"{row['rmse_2layer']:.2f} | **{row['rmse_hyper']:.2f}** | 10.87 / 10.45 |")
+    assert line in page, line

@@ -520,6 +520,29 @@ def test_hyperkernel_rows_reach_the_headline_beside_the_2nd_rf_layer(tmp_path, m
         assert len(head) == 1 and head[0]["ours"] == r["rmse_2layer_paper"]
 
 
+def test_qm7_rows_list_each_part_in_fold_order_whatever_order_the_cells_finished_in():
+    """A resumed run, or cells joined from runs on several cores, holds a row's cells in the order they finished;
+    the row's per-fold lists (and the per-fold choice of the 2nd layer's law, which pairs the parts by position)
+    follow the folds. Fails with the cells grouped in the order they are stored."""
+    cfg = {"n_folds": 3}
+    order = (2, 0, 1)  # the first layer's cells
+    first = {f"lgika_rf|20000|{k}": {"rmse": 10.0 + k, "mae": 5.0 + k} for k in order}
+
+    def part(offset, loo, folds):
+        return {f"lgika_rf|20000|{k}": {"rmse": offset + k, "mae": 1.0, "layer2_factor": 0.25, "n_freq": 10,
+                                        "loo_rmse": {"0.25": [loo[k]]}} for k in folds}
+
+    wide = part(20.0, [1.0, 3.0, 1.0], (1, 2, 0))
+    orth = part(30.0, [2.0, 2.0, 2.0], (0, 2, 1))
+    hyper = part(40.0, [0.0, 0.0, 0.0], (2, 1, 0))
+    (row,) = raj2017._qm7_rows(first, cfg, hyper, wide, orth)
+    assert row["rmse_folds"] == [10.0, 11.0, 12.0]
+    assert row["rmse_hyper_folds"] == [40.0, 41.0, 42.0]
+    assert row["rmse_2layer_paper_folds"] == [20.0, 21.0, 22.0] and row["rmse_2layer_orth_folds"] == [30.0, 31.0, 32.0]
+    assert row["layer2_chosen"] == ["i.i.d.", "orthogonal", "i.i.d."]
+    assert row["rmse_2layer_chosen_folds"] == [20.0, 31.0, 22.0]
+
+
 def test_qm7_second_layer_takes_per_fold_the_frequency_law_the_training_folds_prefer():
     """Table 1's 2nd layer with both frequency laws: each outer fold takes the law with the lower leave-one-out RMSE
     on its training folds (ties to orthogonal), as γ₂ and λ are chosen; the test folds never enter the choice."""
@@ -770,11 +793,14 @@ def test_lgika_nys_with_orbit_landmarks_runs_at_its_own_d_and_stands_for_the_pap
     whose headline replaces LGIKA (Nys)'s once every fold has it at a D no smaller than the data-landmark row's."""
     cfg = {"configuration": "reduced", **raj2017.CONFIGS["qm7"]["reduced"], "seed": 0, "lambdas": [1.0]}
     plan, _ = raj2017.qm7_plan("reduced", cfg)
-    assert {d for m, d, _ in plan if m == "lgika_nys_orbit"} == {5700}
+    assert {d for m, d, _ in plan if m == "lgika_nys_orbit"} == {5700, 10000}  # 10000: Raj §4.1's landmarks
     assert {d for m, d, _ in plan if m == "lgika_nys"} == {2000}
     assert raj2017.METHODS["lgika_nys_orbit"].landmarks == "orbit" and raj2017.METHODS["lgika_nys"].landmarks == "data"
     assert "base" not in raj2017._qm7_cell_scope(cfg, "lgika_nys_orbit|5700|0")  # no D = 2000 cell to reuse
     assert raj2017._qm7_gamma_grid(cfg, "lgika_nys_orbit", 5700, None) == [1 / 8, 1 / 4]
+    assert raj2017._qm7_gamma_grid(cfg, "lgika_nys_orbit", 10000, None) == [1 / 8, 1 / 4]
+    for part in ("layer2_exact", "layer2_paper", "layer2_orthogonal"):  # every 2nd layer on both sizes
+        assert {"lgika_nys_orbit|5700", "lgika_nys_orbit|10000"} <= set(cfg[part]["rows"])
 
     def row(method, dim, rmse, n_folds=5):
         return {"method": method, "dim": dim, "n_folds": n_folds, "rmse": rmse, "mae": 1.0, "rmse_2layer": rmse - 1}
@@ -788,6 +814,10 @@ def test_lgika_nys_with_orbit_landmarks_runs_at_its_own_d_and_stands_for_the_pap
     h = heads["LGIKA (Nys), landmarks from the orbits RMSE (D=5700)"]
     assert h["ours"] == 11.0 and h["paper"] == raj2017.PAPER_QM7["lgika_nys"][0]
     assert heads["LGIKA (Nys), landmarks from the orbits RMSE 2nd layer (D=5700)"]["paper"] == 10.45
+    both = {h["name"] for h in raj2017._qm7_headlines([own, row("lgika_nys_orbit", 5700, 11.0),
+                                                       row("lgika_nys_orbit", 10000, 10.8)], cfg, None)}
+    assert "LGIKA (Nys), landmarks from the orbits RMSE (D=10000)" in both  # the largest D stands for the row
+    assert not any("(D=5700)" in name for name in both)
     smaller = {h["name"] for h in raj2017._qm7_headlines([row("lgika_nys", 8000, 16.0), row("lgika_nys_orbit", 5700,
                                                                                              11.0)], cfg, None)}
     assert "LGIKA (Nys) RMSE (D=8000)" in smaller  # a stand-in at a smaller D does not replace the row

@@ -222,8 +222,9 @@ CONFIGS = {
                                                        "orig_nys": [1 / 16, 1 / 4], "sort_nys": [1 / 64, 1 / 16],
                                                        "lgika_nys_orbit": [1 / 8, 1 / 4]},
                         # rows computed only at their own D (instead of feature_dims + extra_dims): LGIKA (Nys) with
-                        # landmarks from the orbits, at the Nyström rows' 5700 landmarks
-                        dims_by_method={"lgika_nys_orbit": [5700]},
+                        # landmarks from the orbits, at the Nyström rows' 5700 landmarks and at the paper's 10k (§4.1;
+                        # orbit landmarks may outnumber a fold's molecules)
+                        dims_by_method={"lgika_nys_orbit": [5700, 10000]},
                         inner_k="loo",
                         lambda_log_step=0.5, gamma_factors=[1 / 64, 1 / 16],
                         gamma_factors_by_family={"orig": [1 / 16, 1 / 4], "sort": [1 / 256, 1 / 64],
@@ -241,20 +242,22 @@ CONFIGS = {
                         # the Gaussian hyperkernel that the 2nd RF layer approximates, exactly (D₂ → ∞), on the
                         # first layer of each row at its paper size, γ₂ factor and λ by LOO
                         layer2_exact={"rows": ["orig_rf|20000", "lgika_rf|20000", "orig_nys|5700", "sort_rf|20000",
-                                               "lgika_nys|2000", "sort_nys|5700", "lgika_nys_orbit|5700"],
+                                               "lgika_nys|2000", "sort_nys|5700", "lgika_nys_orbit|5700",
+                                               "lgika_nys_orbit|10000"],
                                       "factors": [1 / 64, 1 / 16, 1 / 4]},
                         # the 2nd RF layer at the paper's width (10k templates, as every RF map of §4.1: 10k
                         # frequencies with a cos and a sin) on the same rows, γ₂ over the hyperkernel's grid
                         layer2_paper={"rows": ["orig_rf|20000", "orig_nys|5700", "lgika_rf|20000", "sort_rf|20000",
-                                               "sort_nys|5700", "lgika_nys_orbit|5700"],
+                                               "sort_nys|5700", "lgika_nys_orbit|5700", "lgika_nys_orbit|10000"],
                                       "n_freq": 10000, "factors": [1 / 64, 1 / 16, 1 / 4]},
                         # the same layer with orthogonal random frequencies (Yu et al. 2016: the same Gaussian law
                         # per frequency, orthogonal within blocks of d, a lower-variance estimate of the same
                         # hyperkernel; benchmarks/probes/raj2017/layer2_orthogonal.py), beside the i.i.d. frequencies
                         # of the paper's random Fourier features: the headline's 2nd layer takes on each fold the law
                         # the training folds' leave-one-out prefers (_qm7_law_choice)
-                        layer2_orthogonal={"rows": ["lgika_rf|20000", "lgika_nys_orbit|5700"], "n_freq": 10000,
-                                           "factors": [1 / 64, 1 / 16, 1 / 4], "frequencies": "orthogonal"},
+                        layer2_orthogonal={"rows": ["lgika_rf|20000", "lgika_nys_orbit|5700", "lgika_nys_orbit|10000"],
+                                           "n_freq": 10000, "factors": [1 / 64, 1 / 16, 1 / 4],
+                                           "frequencies": "orthogonal"},
                         # Rand-Coulomb: r = 20 sortings a side ((N r)² kernel values: ~14 min of a core per γ;
                         # r = 70, the LGIKA rows', would cost 12x that), γ over the factors LGIKA (RF) chose at
                         # D = 20000
@@ -1206,12 +1209,15 @@ def qm7_gap_notes(data, cfg):
 
 
 def _by_row(cells):
-    """Cells keyed "method|D|fold" grouped by row: {(method, D): [cell, ...]} (D None for exact kernel ridge)."""
+    """Cells keyed "method|D|fold" grouped by row: {(method, D): [cell, ...]} (D None for exact kernel ridge), each
+    row's cells in the order of their folds, whatever order they were computed in: a run resumed, or cells joined
+    from several runs, lists them as they finished (fold 3's cells before fold 1's), and the per-fold lists and the
+    per-fold choice of the 2nd layer's law pair the parts by position."""
     out = {}
     for key, v in cells.items():
-        method, dim, _ = key.split("|")
-        out.setdefault((method, None if dim == "None" else int(dim)), []).append(v)
-    return out
+        method, dim, fold = key.split("|")
+        out.setdefault((method, None if dim == "None" else int(dim)), []).append((int(fold), v))
+    return {row: [v for _, v in sorted(vals, key=lambda fv: fv[0])] for row, vals in out.items()}
 
 
 #: the 2nd-layer cells a row summarises where every fold has one: (cells argument of _qm7_rows, stem of the
