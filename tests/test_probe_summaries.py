@@ -617,3 +617,19 @@ def test_nys_orbit_landmarks_10k_cells_are_the_probe_and_the_page():
             + " / ".join(f"{r:.2f}" for r in row["rmse_folds"]) + f" | **{row['rmse']:.2f}** / {row['mae']:.2f} | "
             f"{row['rmse_2layer']:.2f} | **{row['rmse_hyper']:.2f}** | 10.87 / 10.45 |")
     assert line in page, line
+
+
+def test_methane_paragraph_of_the_10k_nystroem_row_is_the_probe():
+    """docs/fidelity.md's fold-1 attribution for LGIKA (Nys) at 10000 orbit landmarks: the controls, methane's errors,
+    the next worst and the rows without it, as qm7_worst_molecule.py --lgika-nys-10k recorded them."""
+    v = json.loads((ROOT / "results/raj2017/qm7_worst_molecule_probes.json").read_text())["variants"]
+    first = v["LGIKA (Nys), 10000 landmarks from the orbits: outer fold 1"]
+    orth = v["LGIKA (Nys), 10000 landmarks from the orbits, 2nd layer, 10k orthogonal frequencies: outer fold 1"]
+    page = " ".join((ROOT / "docs/fidelity.md").read_text().split())
+    assert (f"(controls: {first['rmse']:.8f} against the recorded {first['recorded_fold_rmse']:.8f}, and "
+            f"{orth['rmse']:.8f} against {orth['recorded_fold_rmse']:.8f},") in page
+    assert all(abs(p["rmse"] - p["recorded_fold_rmse"]) < 1e-5 and p["worst_atoms"] == 5 for p in (first, orth))
+    assert (f"finds methane again, {-first['worst_error']:.0f} and {-orth['worst_error']:.0f} kcal/mol too low "
+            f"(next worst {first['second_error']:.0f} and {orth['second_error']:.0f}). Without it fold 1 is at "
+            f"{first['rmse_without_worst']:.2f} and {orth['rmse_without_worst']:.2f}, and the two rows would be "
+            f"**{first['row_rmse_fold_without_worst']:.2f}** and **{orth['row_rmse_fold_without_worst']:.2f}**") in page
