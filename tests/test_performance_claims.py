@@ -115,3 +115,20 @@ def test_data_path_gaussian_claims_are_the_committed_probe():
         assert (float(new), float(old), float(ratio)) == (round(run["product_form_s"], 2),
                                                           round(run["sklearn_pairwise_s"], 2), run["ratio"])
     assert f"{runs['numpy/default/float64']['max_rel_diff']:.1e}" == m[10]
+
+
+def test_float32_rows_caveat_is_the_committed_probe():
+    """The user guide's caveat on OrbitNystroem's automatic precision is the run of
+    benchmarks/probes/perf/nystroem_float32_rows.py: float32 kept, the bound, and the 99th-percentile and worst
+    rows' errors on both Gaussian paths."""
+    probe = json.loads((ROOT / "results/bench/nystroem_float32_rows_probe.json").read_text())
+    guide = _flat((ROOT / "docs/user_guide.md").read_text())
+    m = re.search(r"on (\d+) Coulomb-shaped rows at (\d+) orbit landmarks it kept float32 \(bound ([\d.e+-]+)\), "
+                  r"and the rows' errors were ([\d.e+-]+) of their norm at the 99th percentile but ([\d.e+-]+) for "
+                  r"the worst row", guide)
+    assert m, "the user guide should state the probe's caveat"
+    run = probe["sizes"][m[2]]
+    assert int(m[1]) == probe["rows"] and run["precision"] == "float32" and m[3] == f"{run['bound']:.1e}"
+    assert m[4] == f"{run['product_form']['p99']:.1e}" and m[5] == f"{run['product_form']['max']:.1e}"
+    assert run["product_form"]["max"] > probe["tolerance"]  # the caveat is real: the worst row is past the tolerance
+    assert abs(run["sklearn_kernel"]["max"] / run["product_form"]["max"] - 1) < 0.05  # "on both ways"

@@ -1,0 +1,64 @@
+"""Probe: does OrbitNystroem's automatic precision keep float32 rows' features within 1e-3 of exact?
+
+Under ``dtype=None`` float32 rows are mapped in float32 unless ``OrbitNystroem._auto_precision``'s bound,
+u · sqrt(s / S_min) · sqrt(k_max) (the kernel values' float32 rounding amplified by L = K_ZZ^{-1/2}), exceeds
+``FLOAT32_TOLERANCE`` (1e-3). This maps Coulomb-shaped rows (23 atoms, d = 529, Montavon sortings, r = 10, orbit
+landmarks) rounded to float32, for several numbers of landmarks s, and compares the features with the float64
+features of the same rounded rows: the precision chosen, the bound, and the error of each row relative to its norm
+(largest, 99th percentile, median), on the data side's product form (``DataPath``) and on scikit-learn's float64
+kernel values (the former path). Usage::
+
+    python benchmarks/probes/perf/nystroem_float32_rows.py [--rows 600] [--landmarks 50 100 200 300 400]
+
+Writes ``--out`` (default ``results/bench/nystroem_float32_rows_probe.json``).
+"""
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import scipy.linalg
+
+from orbitkernels.features import OrbitNystroem
+from orbitkernels.groups import CoulombPermutation
+
+from data_path_rbf import coulomb_like
+
+
+def row_errors(F, ref):
+    rel = np.linalg.norm(F - ref, axis=1) / np.linalg.norm(ref, axis=1)
+    return {"max": float(rel.max()), "p99": float(np.quantile(rel, 0.99)), "median": float(np.median(rel))}
+
+
+def main(rows, sizes, out):
+    rng = np.random.default_rng(0)
+    X32 = coulomb_like(rows, rng).astype(np.float32)
+    X = X32.astype(np.float64)
+    gamma = 1.0 / np.median(((X[:200, None] - X[None, :200]) ** 2).sum(-1))
+    group = CoulombPermutation(23, sampling="montavon", noise=1.0)
+    res = {"protocol": __doc__.strip().splitlines()[0], "script": "benchmarks/probes/perf/nystroem_float32_rows.py",
+           "rows": rows, "gamma": gamma, "tolerance": OrbitNystroem.FLOAT32_TOLERANCE, "sizes": {}}
+    for s in sizes:
+        kw = dict(kernel="rbf", gamma=gamma, n_components=s, landmarks="orbit", n_group_samples=10, random_state=0)
+        ref = OrbitNystroem(group, **kw).fit(X).transform(X)
+        new = OrbitNystroem(group, **kw).fit(X32)
+        old = OrbitNystroem(group, **kw).fit(X32)
+        old.plan_.strategy.dots_kernels = False  # scikit-learn's float64 kernel values, rounded to float32
+        K = new._kernel(new.components_, new.components_)
+        S = scipy.linalg.svdvals(K)
+        bound = float(np.finfo(np.float32).eps * np.sqrt(len(S) / S.min()) * np.sqrt(np.abs(np.diag(K)).max()))
+        res["sizes"][str(s)] = {"precision": new.precision_, "bound": bound, "s_min": float(S.min()),
+                                "product_form": row_errors(new.transform(X32), ref),
+                                "sklearn_kernel": row_errors(old.transform(X32), ref)}
+        print(s, res["sizes"][str(s)], flush=True)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(res, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=600)
+    ap.add_argument("--landmarks", type=int, nargs="+", default=[50, 100, 200, 300, 400])
+    ap.add_argument("--out", default="results/bench/nystroem_float32_rows_probe.json")
+    a = ap.parse_args()
+    main(a.rows, a.landmarks, a.out)
