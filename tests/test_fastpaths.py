@@ -292,3 +292,22 @@ def test_data_path_gaussian_computes_on_the_back_end_not_scikit_learn(rng, monke
     monkeypatch.setattr(kernels_mod, "pairwise_kernels", refuse)
     monkeypatch.setattr(kernels_mod.PairwiseKernel, "__call__", refuse)
     np.testing.assert_array_equal(f.transform(X), expected)
+
+
+@pytest.mark.parametrize("dtype, expected", [(None, np.float32), ("float64", np.float64)])
+def test_data_path_moves_the_rows_in_the_compute_precision(dtype, expected, rng, monkeypatch):
+    # a data-dependent action (Montavon's sortings by row norm) on float32 rows mapped in float64 must sort them as
+    # float64 rows: float32 norms ordered a near tie otherwise (benchmarks/probes/perf/nystroem_float32_rows.py)
+    from orbitkernels.groups import CoulombPermutation
+
+    seen = []
+    act = CoulombPermutation._act
+    monkeypatch.setattr(CoulombPermutation, "_act", lambda self, X, E: seen.append(X.dtype) or act(self, X, E))
+    A = rng.normal(size=(12, 5, 5))
+    X = (A + A.transpose(0, 2, 1)).reshape(12, 25).astype(np.float32)
+    f = OrbitNystroem(CoulombPermutation(5, sampling="montavon"), n_components=4, n_group_samples=3, dtype=dtype,
+                      random_state=0).fit(X)
+    seen.clear()
+    F = f.transform(X)
+    assert f.plan_.path == "data" and F.dtype == np.float32
+    assert seen and set(seen) == {np.dtype(expected)}

@@ -859,7 +859,10 @@ class DataPath(_Path):
     def similarities(self, plan, Xc, dtype, ws=None):
         bk, T = plan.backend, self.prepared(plan, dtype)
         act = plan.group.act_inverse if plan._data_inverse else plan.group.act
-        Y = act(Xc, plan._data_elements).astype(dtype, copy=False)  # (r, n, d)
+        # the action in the compute precision too: a data-dependent one (Montavon's sortings by row norm) on float32
+        # rows mapped in float64 sorted a near tie otherwise than the float64 rows do, 4.5e-3 of the row's features
+        # (benchmarks/probes/perf/nystroem_float32_rows.py)
+        Y = act(np.asarray(Xc, dtype=dtype), plan._data_elements).astype(dtype, copy=False)  # (r, n, d)
         flat = Y.reshape(plan.n_elements * len(Xc), -1)
         shape = (plan.n_elements, len(Xc), plan.n_templates)
         if not plan.from_dots:
