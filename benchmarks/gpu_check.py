@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from orbitkernels import __version__
+from orbitkernels.bench import gpu_throughput_estimators
 from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
-from orbitkernels.groups import (BlockPermutation, CyclicShift, ImageRotation, ImageScaling, ImageTranslation,
-                                 PolarRotation, Uniform)
+from orbitkernels.groups import BlockPermutation, CyclicShift, ImageScaling, PolarRotation, Uniform
 from orbitkernels.utils.io import atomic_write_json
 
 CASES = {
@@ -128,16 +128,7 @@ def pooling(device, shapes=((2048, 64), (256, 441))):
 
 def throughput(device, n):
     X = np.random.default_rng(0).random((n, 784), dtype=np.float32)
-    local = ImageRotation((28, 28), angle=Uniform(-np.pi / 9, np.pi / 9)) * ImageTranslation((28, 28), Uniform(-3, 3))
-    makers = {
-        "default ImageRotation((28,28)), s=2000, r=64 (polar)":
-            lambda **kw: OrbitFourierFeatures(ImageRotation((28, 28)), gamma=0.02, n_components=2000, **kw),
-        "ImageRotation((28,28), n_angles=64), s=2000 (GEMM)":
-            lambda **kw: OrbitFourierFeatures(ImageRotation((28, 28), n_angles=64), gamma=0.02, n_components=2000,
-                                              **kw),
-        "GICDF(50 bins, 500 templates), rotation x translation, 64 samples (GEMM)":
-            lambda **kw: GroupCDFFeatures(local, n_templates=500, n_bins=50, n_group_samples=64, **kw),
-    }
+    makers = gpu_throughput_estimators()
     rows = []
     for name, make in makers.items():
         cpu = _rate(make(random_state=0, dtype="float32", max_memory_mb=1024).fit(X[:8]), X)

@@ -50,6 +50,20 @@ def shared_data_dir():
     return here if here.is_dir() else None
 
 
+def torch_devices():
+    """The torch devices the back-end tests run on: the CPU, and CUDA where torch sees a GPU.
+
+    CI has no GPU, so there the CUDA cases are not generated at all (rather than skipped one by one);
+    ``test_backends.py::test_cuda_cases_ran`` is the one skip that says they did not run. On a lent GPU
+    machine the same tests run on the device: ``pytest tests/test_backends.py tests/test_fastpaths.py``.
+    """
+    try:
+        import torch
+    except ImportError:
+        return ["cpu"]
+    return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+
+
 @pytest.fixture(scope="module")
 def client():
     """A real dask.distributed cluster of 2 worker processes on the loopback (one per test module)."""

@@ -4,7 +4,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import engine_cases
+from conftest import engine_cases, torch_devices
 
 from orbitkernels.backends import get_backend
 from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures
@@ -46,29 +46,34 @@ torch = pytest.importorskip("torch")
 CASES, MAPS = engine_cases()
 
 
+DEVICES = torch_devices()
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("cls, kw", MAPS)
 @pytest.mark.parametrize("path, group, extra", CASES, ids=[c[0] for c in CASES])
-def test_torch_cpu_matches_numpy(cls, kw, path, group, extra, rng):
+def test_torch_matches_numpy(cls, kw, path, group, extra, device, rng):
     if cls is GroupCDFFeatures and path == "data":
         pytest.skip("GICDF's data side needs a symmetric q")
     X = rng.normal(size=(11, group.n_features))
     a = cls(group, random_state=0, **extra, **kw).fit(X)
-    b = cls(group, random_state=0, backend="torch", device="cpu", **extra, **kw).fit(X)
+    b = cls(group, random_state=0, backend="torch", device=device, **extra, **kw).fit(X)
     assert a.plan_.path == b.plan_.path == path
-    assert b.plan_.backend.name == "torch"
+    assert b.plan_.backend.name == "torch" and b.plan_.backend.device.type == device
     Fa, Fb = a.transform(X), b.transform(X)
     assert Fb.dtype == Fa.dtype == np.float64 and isinstance(Fb, np.ndarray)
     np.testing.assert_allclose(Fb, Fa, atol=1e-9)
     # float32 on torch against float32 on numpy
     a32 = cls(group, random_state=0, dtype="float32", **extra, **kw).fit(X).transform(X)
-    b32 = cls(group, random_state=0, dtype="float32", backend="torch", **extra, **kw).fit(X).transform(X)
+    b32 = cls(group, random_state=0, dtype="float32", backend="torch", device=device, **extra, **kw).fit(X).transform(X)
     np.testing.assert_allclose(b32, a32, atol=1e-4 if cls is not GroupCDFFeatures else 0.05)
 
 
 @pytest.mark.parametrize("method", ["_cdf_pool_sorted", "_cdf_pool_scatter"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("uniform", [True, False])
-def test_torch_cdf_pool_matches_numpy(rng, method, dtype, uniform):
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_cdf_pool_matches_numpy(rng, method, dtype, uniform, device):
     # both of the torch back-end's poolings (sorting on a GPU, scatter-add on the CPU) on the CPU against NumPy:
     # values on and between the thresholds, beyond the range on both sides, equal and unequal weights
     S = rng.normal(scale=0.8, size=(3, 4, 9))
@@ -76,7 +81,7 @@ def test_torch_cdf_pool_matches_numpy(rng, method, dtype, uniform):
     S = S.astype(dtype)
     w = np.full(9, 1 / 9) if uniform else rng.uniform(size=9)
     w /= w.sum()
-    nb, tb = get_backend("numpy"), get_backend("torch")
+    nb, tb = get_backend("numpy"), get_backend("torch", device)
     ref = nb.cdf_pool(S, w, 6, 1.3, 0.7)
     got = tb.to_numpy(getattr(tb, method)(tb.asarray(S), w, 6, 1.3, 0.7))
     assert got.dtype == dtype and got.shape == (3, 4, 13)
@@ -99,16 +104,74 @@ def test_torch_cdf_pool_sorts_on_devices_and_scatters_on_the_cpu(monkeypatch):
     assert called == ["scatter", "sorted"]
 
 
-def test_torch_estimator_pickles_and_cuda_is_refused_without_gpu(rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_estimator_pickles_on_its_device(device, rng):
     g = ImageRotation((6, 6), n_angles=4)
     X = rng.normal(size=(5, 36))
-    f = OrbitFourierFeatures(g, n_components=8, backend="torch", random_state=0).fit(X)
+    f = OrbitFourierFeatures(g, n_components=8, backend="torch", device=device, random_state=0).fit(X)
     F = f.transform(X)
+    assert isinstance(F, np.ndarray)
     h = pickle.loads(pickle.dumps(f))
+    assert h.plan_.backend.device.type == device
     np.testing.assert_array_equal(h.transform(X), F)
-    if not torch.cuda.is_available():
-        with pytest.raises(RuntimeError, match="cuda"):
-            OrbitFourierFeatures(g, n_components=8, backend="torch", device="cuda").fit(X)
+
+
+def test_cuda_is_refused_without_a_gpu(rng):
+    if torch.cuda.is_available():
+        pytest.skip("torch sees a GPU here")
+    g = ImageRotation((6, 6), n_angles=4)
+    with pytest.raises(RuntimeError, match="cuda"):
+        OrbitFourierFeatures(g, n_components=8, backend="torch", device="cuda").fit(rng.normal(size=(5, 36)))
+
+
+def test_cuda_cases_ran():
+    # the one visible trace, where there is no GPU, that the back-end tests' cuda cases were not generated
+    if "cuda" not in DEVICES:
+        pytest.skip("no CUDA device: the back-end tests ran their torch cases on the CPU only")
+    tb = get_backend("torch", "cuda")
+    a = tb.asarray(np.arange(6.0).reshape(2, 3))
+    assert a.device.type == "cuda"
+    np.testing.assert_array_equal(tb.to_numpy(a @ a.T), [[5.0, 14.0], [14.0, 50.0]])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("src, dst", [("float32", "float32"), ("float64", "float64"), ("float64", "float32")])
+def test_to_numpy_into_copies_into_the_rows_given(device, src, dst, rng):
+    # the engine's pooled blocks land in its output rows (a slice of a wider array here): from a device with no
+    # host temporary, and a narrower output rounded as NumPy's cast rounds
+    tb = get_backend("torch", device)
+    A = rng.normal(size=(5, 7)).astype(src)
+    big = np.full((9, 12), -1.0, dtype=dst)
+    rows = big[2:7, 3:10]
+    tb.to_numpy_into(tb.asarray(A), rows)
+    np.testing.assert_array_equal(rows, A.astype(dst))
+    assert (big[:2] == -1).all() and (big[:, :3] == -1).all() and (big[:, 10:] == -1).all()
+    nb = get_backend("numpy")
+    again = np.empty((5, 7), dtype=dst)
+    nb.to_numpy_into(A, again)
+    np.testing.assert_array_equal(again, rows)
+    if device != "cpu":
+        with pytest.raises(ValueError, match="shape"):
+            tb.to_numpy_into(tb.asarray(A), big[:4, :7])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pooled_features_leave_a_device_without_a_host_temporary(device, rng, monkeypatch):
+    # the features' copy to the host is the GPU's bound for the rotation estimator (it maps about 4,000 features
+    # per image): pooled blocks on a device go straight into the output rows, not through to_numpy
+    from orbitkernels.backends.torch import TorchBackend
+
+    g = ImageRotation((8, 8))
+    X = rng.normal(size=(20, 64))
+    f = OrbitFourierFeatures(g, n_components=16, backend="torch", device=device, random_state=0).fit(X)
+    expected = OrbitFourierFeatures(g, n_components=16, random_state=0).fit(X).transform(X)
+    through = []
+    to_numpy = TorchBackend.to_numpy
+    monkeypatch.setattr(TorchBackend, "to_numpy", lambda self, t: through.append(tuple(t.shape)) or to_numpy(self, t))
+    F = f.transform(X)
+    np.testing.assert_allclose(F, expected, atol=1e-9)
+    wide = [shape for shape in through if shape == F.shape]
+    assert wide == ([F.shape] if device == "cpu" else []), through
 
 
 def test_backends_declare_their_pooling_blocks_and_sparse_products():
@@ -139,8 +202,10 @@ def test_the_plan_chooses_its_path_from_what_the_group_declares():
     assert TrivialGroup().fuse_product(CyclicShift(4) * CyclicShift(4)) is None
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("path, group, extra", CASES, ids=[c[0] for c in CASES])
-def test_gicdf_auto_range_is_the_largest_projection_and_stays_on_the_back_end(path, group, extra, rng, monkeypatch):
+def test_gicdf_auto_range_is_the_largest_projection_and_stays_on_the_back_end(path, group, extra, device, rng,
+                                                                              monkeypatch):
     # value_range="auto" (the largest |<x, g t>| at fit) is pooled where the similarities are: only one number per
     # row comes back to the host, on every engine path, with the same range as on NumPy
     if path == "data":
@@ -151,10 +216,13 @@ def test_gicdf_auto_range_is_the_largest_projection_and_stays_on_the_back_end(pa
     a = GroupCDFFeatures(group, value_range="auto", n_templates=5, random_state=0, **extra).fit(X)
     S = a.plan_.similarities(a._prepare(X))
     assert a.range_ == float(np.abs(S).max()) * (1 + 1e-6)
-    copied = []
-    to_numpy = TorchBackend.to_numpy
+    copied = []  # what leaves the back-end, by either copy (to_numpy_into skips to_numpy from a device)
+    to_numpy, into = TorchBackend.to_numpy, TorchBackend.to_numpy_into
     monkeypatch.setattr(TorchBackend, "to_numpy", lambda self, t: copied.append(tuple(t.shape)) or to_numpy(self, t))
-    b = GroupCDFFeatures(group, value_range="auto", n_templates=5, random_state=0, backend="torch", **extra).fit(X)
+    monkeypatch.setattr(TorchBackend, "to_numpy_into",
+                        lambda self, t, out: copied.append(tuple(t.shape)) or into(self, t, out))
+    b = GroupCDFFeatures(group, value_range="auto", n_templates=5, random_state=0, backend="torch", device=device,
+                         **extra).fit(X)
     assert b.range_ == pytest.approx(a.range_, rel=1e-12)
     assert copied and all(shape[1:] == (1,) for shape in copied), copied
 
@@ -176,8 +244,9 @@ def test_rotated_mnist_full_benchmark_runs_its_features_on_a_torch_device(monkey
     assert res["measured"]["alpha"] in res["measured"]["validation_accuracy"]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("kernel, n_components", [("rbf", 30), ("sigmoid", 12)])
-def test_nystroem_normalization_on_torch_is_the_svd_one(kernel, n_components, rng):
+def test_nystroem_normalization_on_torch_is_the_svd_one(kernel, n_components, device, rng):
     # torch forms K_ZZ^{-1/2} from the symmetric eigendecomposition (U = Q, S = |λ|, V = Q sign λ), NumPy from the SVD:
     # the same matrix where K_ZZ is singular (30 orbit landmarks of 12 rows under a group of 4 elements repeat some
     # landmarks exactly) and where it is indefinite (the sigmoid kernel), and the same singular values
@@ -186,7 +255,7 @@ def test_nystroem_normalization_on_torch_is_the_svd_one(kernel, n_components, rn
     X = rng.normal(size=(12, 20))
     kw = dict(kernel=kernel, gamma=0.05, n_components=n_components, landmarks="orbit", random_state=0)
     a = OrbitNystroem(BlockPermutation(4, 5), **kw).fit(X)
-    b = OrbitNystroem(BlockPermutation(4, 5), backend="torch", device="cpu", **kw).fit(X)
+    b = OrbitNystroem(BlockPermutation(4, 5), backend="torch", device=device, **kw).fit(X)
     K = a._kernel(a.components_, a.components_)
     w = np.linalg.eigvalsh(K)
     if kernel == "rbf":

@@ -6,7 +6,7 @@ elements, same weights) to float32 accuracy, and keep the invariances.
 import numpy as np
 import pytest
 
-from conftest import smooth_images
+from conftest import smooth_images, torch_devices
 from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
 from orbitkernels.groups import CyclicShift, ImageRotation, VonMises
 from orbitkernels.groups.polar import PolarRotation
@@ -248,8 +248,8 @@ def test_gemm_path_kernels_from_dots_equal_scikit_learns_on_the_moved_landmarks(
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
-def test_data_path_kernels_from_dots_equal_scikit_learns_on_the_moved_rows(kernel, dtype, backend, rng):
+@pytest.mark.parametrize("backend, device", [("numpy", None)] + [("torch", d) for d in torch_devices()])
+def test_data_path_kernels_from_dots_equal_scikit_learns_on_the_moved_rows(kernel, dtype, backend, device, rng):
     """Raj Eq. 8 on the data side: ψ(x) = L Σ_k w_k k(g_k x, z), the Gaussian from one product of the moved rows
     (each with its own norm: a bilinear scaling is not unitary) and the landmarks on the back-end, against
     scikit-learn's pairwise kernel on the explicitly moved rows."""
@@ -262,7 +262,7 @@ def test_data_path_kernels_from_dots_equal_scikit_learns_on_the_moved_rows(kerne
     g = ImageScaling((9, 9), scale=Uniform(0.7, 1.3))  # q not symmetric: the data side
     X = smooth_images(12, 9, rng).astype(dtype)
     f = OrbitNystroem(g, kernel=kernel, gamma=0.05, n_components=7, n_group_samples=5, sampling="iid",
-                      backend=backend, random_state=0).fit(X)
+                      backend=backend, device=device, random_state=0).fit(X)
     assert f.plan_.path == "data" and f.plan_.from_dots
     E, w, Z = f.group_elements_, f.group_weights_, f.components_
     moved = g.act(X.astype(float), E)  # (r, n, d)

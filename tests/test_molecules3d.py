@@ -211,8 +211,12 @@ def test_float32_in_float32_out_torch_matches_numpy_and_memory_budget():
     with pytest.raises(ValueError, match="max_memory_mb"):
         MolecularOrbitFeatures(**kw, max_memory_mb=1e-4).fit(X).transform(X)
     pytest.importorskip("torch")
-    Ft = MolecularOrbitFeatures(**kw, backend="torch").fit(X).transform(X)
-    np.testing.assert_allclose(Ft, F, atol=1e-4)
+    from conftest import torch_devices
+
+    for device in torch_devices():  # the CPU, and CUDA on a GPU machine
+        Ft = MolecularOrbitFeatures(**kw, backend="torch", device=device).fit(X).transform(X)
+        assert Ft.dtype == np.float32
+        np.testing.assert_allclose(Ft, F, atol=1e-4, err_msg=device)
 
 
 def test_transform_gammas_equals_transform_and_sklearn_api():

@@ -285,6 +285,24 @@ def _capability_speedups(times, ests, labels, now_name):
     return over_one, {e: round(times[f"{e} | {before}"] / times[f"{e} | {now}"], 3) for e in ests}
 
 
+def gpu_throughput_estimators():
+    """The estimators of the GPU check's throughput part (``benchmarks/gpu_check.py``), by name: makers that take
+    the estimator's remaining parameters (MNIST size, d = 784)."""
+    from .features import GroupCDFFeatures, OrbitFourierFeatures
+    from .groups import ImageRotation, ImageTranslation, Uniform
+
+    local = ImageRotation((28, 28), angle=Uniform(-np.pi / 9, np.pi / 9)) * ImageTranslation((28, 28), Uniform(-3, 3))
+    return {
+        "default ImageRotation((28,28)), s=2000, r=64 (polar)":
+            lambda **kw: OrbitFourierFeatures(ImageRotation((28, 28)), gamma=0.02, n_components=2000, **kw),
+        "ImageRotation((28,28), n_angles=64), s=2000 (GEMM)":
+            lambda **kw: OrbitFourierFeatures(ImageRotation((28, 28), n_angles=64), gamma=0.02, n_components=2000,
+                                              **kw),
+        "GICDF(50 bins, 500 templates), rotation x translation, 64 samples (GEMM)":
+            lambda **kw: GroupCDFFeatures(local, n_templates=500, n_bins=50, n_group_samples=64, **kw),
+    }
+
+
 def bench_rotations_rf(quick=False):
     """LGIKA-RF, rotations, d=784, s=2000, r=64: naive vs the default estimator vs template GEMM vs polar FFT (Raj Eq. 7).
 

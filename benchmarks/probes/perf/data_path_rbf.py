@@ -70,6 +70,10 @@ def main(rows, landmarks, r, backend, device, dtype, repeat, out):
            "rows": rows, "landmarks": landmarks, "r": r, "d": X.shape[1], "repeat": repeat,
            "sklearn_pairwise_s": round(t_old, 3), "product_form_s": round(t_new, 3), "ratio": round(t_old / t_new, 2),
            "max_rel_diff": float(np.abs(F_new - F_old).max() / np.abs(F_old).max())}
+    if backend == "torch" and str(device).startswith("cuda"):
+        import torch
+
+        run["gpu"] = torch.cuda.get_device_name(device)
     print(json.dumps(run, indent=1))
     path = Path(out)
     res = json.loads(path.read_text()) if path.is_file() else {}

@@ -202,6 +202,10 @@ class NumpyBackend:
     def to_numpy(self, a):
         return np.asarray(a)
 
+    def to_numpy_into(self, a, out):
+        """Copy ``a`` into the NumPy array ``out`` (the engine's output rows)."""
+        out[...] = a
+
     def dtype(self, name):
         return np.dtype(name)
 

@@ -68,6 +68,20 @@ class TorchBackend:
             return a.detach().to("cpu").numpy()
         return np.asarray(a)
 
+    def to_numpy_into(self, a, out):
+        """Copy ``a`` into the NumPy array ``out`` (its shape; a precision change rounds as NumPy's cast does).
+
+        From a device the copy lands in ``out``'s memory: :meth:`to_numpy` then an assignment went through a host
+        temporary as large as the features (a fresh allocation, its pages touched, and a second copy).
+        """
+        torch = self.torch
+        if not isinstance(a, torch.Tensor) or a.device.type == "cpu":
+            out[...] = self.to_numpy(a)
+            return
+        if tuple(a.shape) != out.shape:
+            raise ValueError(f"cannot copy a block of shape {tuple(a.shape)} into rows of shape {out.shape}")
+        torch.from_numpy(out).copy_(a.detach())
+
     def complex_dtype(self, dtype):
         single = np.dtype(str(dtype).replace("torch.", "")) == np.float32
         return self.torch.complex64 if single else self.torch.complex128

@@ -126,7 +126,7 @@ class EnginePool:
         This default pools, then copies; a pooling whose back-end writes NumPy memory
         (``bk.pools_into_numpy``) may write there directly and skip the temporary.
         """
-        out[...] = bk.to_numpy(self(S, bk, layout))
+        bk.to_numpy_into(self(S, bk, layout), out)
 
     def stages(self, dtype):
         """``(pooling, post)``: a pooling that ends with a linear map ``post`` returns itself without it and
@@ -263,7 +263,7 @@ class LinearPool(EnginePool):
         """Pool the Gaussian values of the dot products ``D`` (rows, m, r) and the norms into ``out``."""
         # the orbit mean of exp(γ(2<g x, t> - |x|² - |t|²)) in one pass over D where the back-end fuses it
         # (NumPy with numba: the pooling 2.2-2.6x the five NumPy passes, benchmarks/probes/perf/rbf_pool_fused.py)
-        out[...] = bk.to_numpy(self._post(bk.rbf_pool(D, x_sq, t_sq, gamma, self.weights), bk))
+        bk.to_numpy_into(self._post(bk.rbf_pool(D, x_sq, t_sq, gamma, self.weights), bk), out)
 
 
 def _polar_whitener(P, rel_floor=1e-6):
