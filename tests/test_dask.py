@@ -193,7 +193,7 @@ def test_worker_killed_mid_computation_gives_the_same_answer(client, data, tmp_p
     dist = DistributedRidgeClassifier(alphas=grid).fit(feats.transform(Xd), da.from_array(y, chunks=30))
 
     assert os.path.exists(marker), "no worker was killed: the test did not test anything"
-    killed = int(open(marker).read())
+    killed = int((tmp_path / "killed").read_text())
     assert killed in pids
     for _ in range(100):  # gone once its nanny has reaped it
         try:

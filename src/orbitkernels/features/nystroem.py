@@ -148,7 +148,8 @@ class OrbitNystroem(OrbitFeaturesBase):
             group = resolve_group(self.group)
             Z = group.act_each(Z, group.sample(s, rng))
         self._check_magnitude(Z, dtype=np.float64)
-        K = self._kernel(Z, Z)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below, with its cause
+            K = self._kernel(Z, Z)
         if not np.isfinite(K).all():
             raise ValueError(
                 f"the {self.kernel!r} kernel of the landmarks is not finite ({self._describe_kernel()}); "

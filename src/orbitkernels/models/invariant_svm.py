@@ -865,7 +865,8 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
             if K.shape != (A.shape[0], B.shape[0]):
                 raise ValueError(f"kernel callable returned shape {K.shape}, expected {(A.shape[0], B.shape[0])}")
             return K
-        K = PairwiseKernel(kernel, dict(gamma=self._gamma, degree=self._degree, coef0=self._coef0))(A, B)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below, with its cause
+            K = PairwiseKernel(kernel, dict(gamma=self._gamma, degree=self._degree, coef0=self._coef0))(A, B)
         if not np.isfinite(K).all():
             # never decide on NaN scores: argmax over NaN still returns a label
             raise ValueError(
