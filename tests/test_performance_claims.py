@@ -60,10 +60,11 @@ def test_user_guide_gpu_claims_are_the_committed_gpu_check():
     assert all(r["max_abs_diff"] == 0 for r in rec["agreement"] if r["map"] == "gicdf"), "GICDF bit for bit"
     readme = _flat((ROOT / "README.md").read_text())
     m = re.search(r"on an H100 the default rotation estimator maps (\d+) images/s, ([\d.]+)x NumPy on that "
-                  r"machine's (\d+) cores", readme)
-    assert m, "the README should quote the GPU check's default rotation estimator"
+                  r"machine's (\d+) cores, and GICDF ([\d.]+)x", readme)
+    assert m, "the README should quote the GPU check's default rotation estimator and GICDF"
     assert (int(m[1]), float(m[2]), int(m[3])) == (round(rot["torch_gpu_images_per_s"]),
                                                     round(rot["gpu_over_numpy"], 1), rec["cpu_count"])
+    assert float(m[4]) == round(cdf["gpu_over_numpy"], 1)
     assert "H100" in rec["gpu"]
 
 

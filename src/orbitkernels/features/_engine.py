@@ -123,8 +123,9 @@ class EnginePool:
     def pool_into(self, S, bk, layout, out):
         """Pool the block ``S`` into ``out``, the (rows, n_out) NumPy rows of the engine's output.
 
-        This default pools, then copies; a pooling whose back-end writes NumPy memory
-        (``bk.pools_into_numpy``) may write there directly and skip the temporary.
+        This default pools, then copies with ``bk.to_numpy_into`` (from a device straight into ``out``); a
+        pooling whose back-end writes NumPy memory (``bk.pools_into_numpy``) may write there directly and skip
+        the pooled block.
         """
         bk.to_numpy_into(self(S, bk, layout), out)
 
