@@ -1503,7 +1503,8 @@ def render_markdown(results_dir="results/bench", quick=False):
 def _gpu_markdown(rec):
     """The section of ``benchmarks/gpu_check.py``'s results (the torch back-end on a lent GPU)."""
     lines = ["## gpu", "", "The PyTorch back-end on a GPU (`python benchmarks/gpu_check.py`, run on a machine lent "
-             "with one; CI never runs it).", "",
+             "with one; CI never runs it). `bash benchmarks/gpu_session.sh OUT` runs it with the other GPU checks in "
+             "one go: the torch back-end's tests on CUDA and the device probes.", "",
              f"Run on {rec['gpu']} with torch {rec['torch']}, NumPy on the same machine's {rec['cpu_count']} cores "
              f"({rec['numpy_blas_threads']} BLAS threads). Full numbers: [`results/bench/gpu.json`]"
              "(../results/bench/gpu.json).", ""]
