@@ -174,6 +174,20 @@ def test_pooled_features_leave_a_device_without_a_host_temporary(device, rng, mo
     assert wide == ([F.shape] if device == "cpu" else []), through
 
 
+def test_torch_back_end_leaves_the_float32_matmul_precision_as_it_finds_it(rng):
+    # the user guide: TensorFloat-32 is the program's choice, neither forced nor undone by the back-end
+    before = torch.get_float32_matmul_precision()
+    try:
+        for setting in ("high", "highest"):
+            torch.set_float32_matmul_precision(setting)
+            X = rng.normal(size=(6, 36)).astype(np.float32)
+            OrbitFourierFeatures(ImageRotation((6, 6)), n_components=8, backend="torch", device=DEVICES[-1],
+                                 random_state=0).fit(X).transform(X)
+            assert torch.get_float32_matmul_precision() == setting
+    finally:
+        torch.set_float32_matmul_precision(before)
+
+
 def test_backends_declare_their_pooling_blocks_and_sparse_products():
     # the engine reads these declarations instead of testing a back-end's name
     import scipy.sparse as sp
