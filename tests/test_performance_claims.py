@@ -124,13 +124,19 @@ def test_data_path_gaussian_claims_are_the_committed_probe():
     assert f"{runs['numpy/default/float64']['max_rel_diff']:.1e}" == m[10]
     m = re.search(r"on a lent H100 \(torch, CUDA\) it took ([\d.]+) s against ([\d.]+) s in float64 \(([\d.]+)x\) "
                   r"and ([\d.]+) s against ([\d.]+) s in float32 \(([\d.]+)x\), and there `dtype=\"float32\"` leaves "
-                  r"the features ([\d.e-]+) off float64's relative to their largest entry \(([\d.e-]+) on NumPy\)", guide)
+                  r"the features ([\d.e-]+) off float64's relative to their largest entry \(([\d.e-]+) on NumPy\)",
+                  guide)
     assert m, "the user guide should state the probe's GPU times"
     _times_are_the_runs(runs, "torch/cuda/{}", shape, m.group(1, 2, 3), m.group(4, 5, 6))
     assert all("H100" in runs[f"torch/cuda/{dtype}"]["gpu"] for dtype in ("float64", "float32"))
     assert float(m[7]) == float(f"{runs['torch/cuda/float32']['max_rel_diff']:.1e}")
     assert float(m[8]) == float(f"{runs['numpy/default/float32']['max_rel_diff']:.1e}")
     assert runs["torch/cuda/float64"]["max_rel_diff"] < 1e-10
+    auto = json.loads((ROOT / "results/bench/data_path_rbf_probe.json").read_text())["automatic_precision"]
+    assert ("Left to itself (no `dtype`), the map picks float64 kernel values at that shape, from float32 rows "
+            "too") in guide
+    assert (auto["rows"], auto["landmarks"], auto["r"]) == shape
+    assert auto["float32_rows"] == auto["float64_rows"] == "float64"
 
 
 def test_device_copy_claims_are_the_committed_probe():

@@ -13,6 +13,7 @@ largest entry, for the back-end, device and compute precision (``--dtype``: the 
 Usage::
 
     python benchmarks/probes/perf/data_path_rbf.py [--backend torch --device cuda] [--dtype float32] [--rows 2000]
+    python benchmarks/probes/perf/data_path_rbf.py --automatic-precision   # the precision the map picks by itself
 
 Adds its run to ``--out`` (default ``results/bench/data_path_rbf_probe.json``) under "backend/device/dtype".
 """
@@ -83,6 +84,25 @@ def main(rows, landmarks, r, backend, device, dtype, repeat, out):
     path.write_text(json.dumps(res, indent=1) + "\n")
 
 
+def automatic_precision(rows, landmarks, r, out):
+    """The kernel values' precision OrbitNystroem picks by itself (``dtype=None``, ``precision_``) at this shape, on
+    float32 and on float64 rows: whether a user who does not force ``dtype="float32"`` meets the float32 runs' error."""
+    rng = np.random.default_rng(0)
+    X = coulomb_like(rows, rng)
+    gamma = 1.0 / np.median(((X[:200, None] - X[None, :200]) ** 2).sum(-1))
+    group = CoulombPermutation(23, sampling="montavon", noise=1.0)
+    chosen = {}
+    for dtype in ("float32", "float64"):
+        f = OrbitNystroem(group, kernel="rbf", gamma=gamma, n_components=landmarks, landmarks="orbit",
+                          n_group_samples=r, random_state=0).fit(X.astype(dtype))
+        chosen[f"{dtype}_rows"] = f.precision_
+    print(json.dumps(chosen))
+    path = Path(out)
+    res = json.loads(path.read_text()) if path.is_file() else {}
+    res["automatic_precision"] = dict(chosen, rows=rows, landmarks=landmarks, r=r)
+    path.write_text(json.dumps(res, indent=1) + "\n")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=2000)
@@ -93,5 +113,10 @@ if __name__ == "__main__":
     ap.add_argument("--dtype", default="float64", choices=["float32", "float64"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="results/bench/data_path_rbf_probe.json")
+    ap.add_argument("--automatic-precision", action="store_true",
+                    help="record the precision the map picks by itself at this shape (no timing)")
     a = ap.parse_args()
-    main(a.rows, a.landmarks, a.r, a.backend, a.device, a.dtype, a.repeat, a.out)
+    if a.automatic_precision:
+        automatic_precision(a.rows, a.landmarks, a.r, a.out)
+    else:
+        main(a.rows, a.landmarks, a.r, a.backend, a.device, a.dtype, a.repeat, a.out)
