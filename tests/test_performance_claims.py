@@ -158,6 +158,26 @@ def test_device_copy_claims_are_the_committed_probe():
     assert probe["n_images"] == 8192 and probe["dtype"] == "float32"
 
 
+def test_torch_on_the_cpu_claims_are_the_committed_probe():
+    """The README's and the user guide's advice to keep NumPy on a CPU is benchmarks/probes/perf/torch_cpu.py's run."""
+    probe = json.loads((ROOT / "results/bench/torch_cpu_probe.json").read_text())
+    ratios = {r["estimator"].split(" ")[0]: r["torch_over_numpy"] for r in probe["estimators"]}
+    guide = _flat((ROOT / "docs/user_guide.md").read_text())
+    m = re.search(r"On this project's (\d+) cores torch ran the default rotation estimator at ([\d.]+)x NumPy's speed, "
+                  r"the rotations on the GEMM path at ([\d.]+)x and GICDF at ([\d.]+)x, with features within ([\d.e+-]+) "
+                  r"of NumPy's", guide)
+    assert m, "the user guide should quote the torch-on-the-CPU probe"
+    assert int(m[1]) == probe["cpu_count"] == probe["torch_threads"]
+    assert [float(m[i]) for i in (2, 3, 4)] == [round(ratios[k], 2) for k in ("default", "ImageRotation((28,28),",
+                                                                               "GICDF(50")]
+    assert m[5] == f"{max(r['max_abs_diff'] for r in probe['estimators']):.1e}" and probe["numba"]
+    readme = _flat((ROOT / "README.md").read_text())
+    m = re.search(r"torch there ran the same three estimators at ([\d.]+)-([\d.]+)x its speed on this project's (\d+) "
+                  r"cores", readme)
+    assert m and int(m[3]) == probe["cpu_count"]
+    assert (float(m[1]), float(m[2])) == (round(min(ratios.values()), 2), round(max(ratios.values()), 2)) < (1, 1)
+
+
 def test_float32_rows_caveat_is_the_committed_probe():
     """The user guide's account of OrbitNystroem's automatic precision on float32 rows is the run of
     benchmarks/probes/perf/nystroem_float32_rows.py: the bound holds on every row sorted as its float64 value is, and
