@@ -188,6 +188,46 @@ def test_torch_back_end_leaves_the_float32_matmul_precision_as_it_finds_it(rng):
         torch.set_float32_matmul_precision(before)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_device_may_be_a_torch_device(device, rng):
+    # what a PyTorch user passes: torch.device(...) runs where the name does, survives clone and pickle
+    from sklearn.base import clone
+
+    from orbitkernels.features import MolecularOrbitFeatures
+
+    g = ImageRotation((6, 6), n_angles=4)
+    X = rng.normal(size=(5, 36))
+    by_name = OrbitFourierFeatures(g, n_components=8, backend="torch", device=device, random_state=0).fit(X)
+    f = OrbitFourierFeatures(g, n_components=8, backend="torch", device=torch.device(device), random_state=0).fit(X)
+    assert f.plan_.backend.device == torch.device(device)
+    np.testing.assert_array_equal(f.transform(X), by_name.transform(X))
+    assert clone(f).device == torch.device(device)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(f)).transform(X), by_name.transform(X))
+    MolecularOrbitFeatures(species=(1, 6), n_components=4, n_wavevectors=2, n_group_samples=2,
+                           backend="torch", device=torch.device(device))._validate_params()
+    if device == "cpu":  # NumPy runs on the CPU, named either way
+        a = OrbitFourierFeatures(g, n_components=8, device=torch.device("cpu"), random_state=0).fit(X)
+        np.testing.assert_array_equal(a.transform(X), OrbitFourierFeatures(g, n_components=8, random_state=0)
+                                      .fit(X).transform(X))
+
+
+def test_devices_that_are_not_are_refused_by_name(rng):
+    g = ImageRotation((6, 6), n_angles=4)
+    X = rng.normal(size=(5, 36))
+    make = lambda device: OrbitFourierFeatures(g, n_components=8, backend="torch", device=device)  # noqa: E731
+    with pytest.raises(ValueError, match="device='gpu' is not a torch device"):
+        make("gpu").fit(X)
+    with pytest.raises(ValueError, match="'device' parameter .* a torch.device"):
+        make(1.5).fit(X)
+    with pytest.raises(ValueError, match="numpy backend runs on the CPU only"):
+        OrbitFourierFeatures(g, n_components=8, device=torch.device("meta")).fit(X)
+    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
+    if not torch.cuda.is_available() and (accelerator is None or not accelerator.is_available()):
+        # torch >= 2.6 maps an index to the machine's accelerator, which fails; an older torch to cuda:0
+        with pytest.raises(RuntimeError, match="device=0 (asks for an accelerator, and torch sees none|was asked for)"):
+            make(0).fit(X)
+
+
 def test_backends_declare_their_pooling_blocks_and_sparse_products():
     # the engine reads these declarations instead of testing a back-end's name
     import scipy.sparse as sp

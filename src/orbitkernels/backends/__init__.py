@@ -33,7 +33,7 @@ def get_backend(name="numpy", device=None):
     if not isinstance(name, str) or name not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}; got {name!r}")
     if name == "numpy":
-        if device not in (None, "cpu"):
+        if device is not None and str(device) != "cpu":  # "cpu" or torch.device("cpu")
             raise ValueError(f"the numpy backend runs on the CPU only; got device={device!r} (use backend='torch')")
         from .numpy import NumpyBackend
 

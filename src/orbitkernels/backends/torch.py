@@ -41,7 +41,14 @@ class TorchBackend:
     def __init__(self, device=None):
         torch = _import_torch()
         self.torch = torch
-        self.device = torch.device(device if device is not None else "cpu")
+        try:
+            self.device = torch.device(device if device is not None else "cpu")
+        except RuntimeError as exc:
+            if isinstance(device, int):  # torch maps an index to the machine's accelerator
+                raise RuntimeError(f"device={device!r} asks for an accelerator, and torch sees none here ({exc}); "
+                                   "use device='cpu'") from exc
+            raise ValueError(f"device={device!r} is not a torch device ({exc}); for example 'cpu', 'cuda', "
+                             "'cuda:1' or 'mps'") from exc
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"device={device!r} was asked for but torch.cuda.is_available() is False")
 

@@ -17,6 +17,7 @@ from ..utils.validation import (
     check_not_text,
     check_random_state,
     count_constraint,
+    device_constraints,
     positive_real_constraint,
 )
 from ._engine import (
@@ -81,7 +82,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         "fast_path": [StrOptions(set(FAST_PATHS))],
         "dtype": [StrOptions(set(DTYPES)), None],
         "backend": [StrOptions(set(BACKENDS))],
-        "device": [str, count_constraint(0), None],
+        "device": device_constraints(),
     }
 
     def _validate_X(self, X, reset):

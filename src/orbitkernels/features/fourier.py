@@ -69,7 +69,8 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         elements; otherwise the data are transformed.
     random_state, max_memory_mb
     fast_path, dtype, backend, device
-        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
+        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
+        (with ``backend="torch"``): a name ("cuda", "cuda:1", "mps"), an accelerator's index or a ``torch.device``.
 
     Attributes
     ----------

@@ -95,7 +95,8 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         <g^{-1} x, t>, equal for a unitary action with symmetric q.
     random_state, max_memory_mb : as usual.
     fast_path, dtype, backend, device
-        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
+        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
+        (with ``backend="torch"``): a name ("cuda", "cuda:1", "mps"), an accelerator's index or a ``torch.device``.
 
     Attributes
     ----------

@@ -37,7 +37,7 @@ environment.
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
@@ -53,6 +53,7 @@ from ..utils.validation import (
     check_budget,
     check_random_state,
     count_constraint,
+    device_constraints,
     positive_real_constraint,
 )
 from ._engine import DEFAULT_MAX_MEMORY_MB
@@ -136,7 +137,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
     random_state, max_memory_mb
         ``max_memory_mb`` bounds the working memory of :meth:`transform` (plus its output).
     backend : {"numpy", "torch"}, device
-        Where the heavy loops run (``device="cuda"`` with torch).
+        Where the heavy loops run (``device="cuda"``, an accelerator's index or a ``torch.device`` with torch).
 
     Attributes
     ----------
@@ -166,7 +167,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         "random_state": RANDOM_STATE_CONSTRAINT,
         "max_memory_mb": [positive_real_constraint()],
         "backend": [StrOptions(set(BACKENDS))],
-        "device": [str, Interval(Integral, 0, None, closed="left"), None],
+        "device": device_constraints(),
     }
 
     def __init__(self, group=None, *, species=QM7_SPECIES, weighting="species", sigma=0.5, n_wavevectors=64,

@@ -64,7 +64,8 @@ class OrbitNystroem(OrbitFeaturesBase):
         common action: dot-product and Euclidean shift-invariant kernels for any
         unitary action; any kernel for actions that permute coordinates.
     fast_path, dtype, backend, device
-        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``).
+        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
+        (with ``backend="torch"``): a name ("cuda", "cuda:1", "mps"), an accelerator's index or a ``torch.device``.
         On the polar path (rotations of images, the default for ``ImageRotation``) the Gaussian is that
         of the resampled images, exp(-γ ‖P g x - P z‖²) with P the polar grid's quadrature samples
         (bilinear: ‖P x‖² ≈ 0.92 ‖x‖² on digits), not exp(-γ ‖g x - z‖²) to the value; Rotated MNIST

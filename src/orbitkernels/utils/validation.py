@@ -10,7 +10,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state as _sk_check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_parameter_constraints
 
 __all__ = [
     "MAX_COUNT",
@@ -21,6 +21,7 @@ __all__ = [
     "check_not_text",
     "check_rbf_precision",
     "count_constraint",
+    "device_constraints",
     "finite_real_constraint",
     "kernel_param_constraints",
     "max_sq_norm",
@@ -163,6 +164,28 @@ class StrictInterval(Interval):
 def count_constraint(low=1, high=MAX_COUNT):
     """Integers in ``[low, high]`` (never booleans)."""
     return StrictInterval(Integral, low, high, closed="both")
+
+
+class TorchDevice(HasMethods):
+    """A ``torch.device``, recognised by its type's name and module: checking it needs no import of torch (an
+    object of that type cannot exist where torch is not installed). A :class:`HasMethods` only so that
+    scikit-learn's parameter validation takes it as a constraint."""
+
+    def __init__(self):
+        super().__init__([])
+
+    def is_satisfied_by(self, val):
+        t = type(val)
+        return t.__name__ == "device" and t.__module__.split(".")[0] == "torch"
+
+    def __str__(self):
+        return "a torch.device"
+
+
+def device_constraints():
+    """An estimator's ``device``: a name ("cpu", "cuda", "cuda:1", "mps"), an accelerator's index, a
+    ``torch.device``, or None (the back-end's default); whether the device exists is checked at fit."""
+    return [str, count_constraint(0), TorchDevice(), None]
 
 
 def positive_real_constraint():
