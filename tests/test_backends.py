@@ -198,11 +198,12 @@ def test_device_may_be_a_torch_device(device, rng):
     g = ImageRotation((6, 6), n_angles=4)
     X = rng.normal(size=(5, 36))
     by_name = OrbitFourierFeatures(g, n_components=8, backend="torch", device=device, random_state=0).fit(X)
+    F = by_name.transform(X)
     f = OrbitFourierFeatures(g, n_components=8, backend="torch", device=torch.device(device), random_state=0).fit(X)
     assert f.plan_.backend.device == torch.device(device)
-    np.testing.assert_array_equal(f.transform(X), by_name.transform(X))
+    np.testing.assert_array_equal(f.transform(X), F)
     assert clone(f).device == torch.device(device)
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(f)).transform(X), by_name.transform(X))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(f)).transform(X), F)
     MolecularOrbitFeatures(species=(1, 6), n_components=4, n_wavevectors=2, n_group_samples=2,
                            backend="torch", device=torch.device(device))._validate_params()
     if device == "cpu":  # NumPy runs on the CPU, named either way

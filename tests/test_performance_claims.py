@@ -111,8 +111,10 @@ def _times_are_the_runs(runs, key, shape, f64, f32):
 
 
 def test_data_path_gaussian_claims_are_the_committed_probe():
-    """The user guide's CPU figures for the data side's Gaussian are benchmarks/probes/perf/data_path_rbf.py's."""
-    runs = json.loads((ROOT / "results/bench/data_path_rbf_probe.json").read_text())["runs"]
+    """The user guide's CPU and GPU figures for the data side's Gaussian, and the precision the map picks by itself,
+    are benchmarks/probes/perf/data_path_rbf.py's."""
+    probe = json.loads((ROOT / "results/bench/data_path_rbf_probe.json").read_text())
+    runs, auto = probe["runs"], probe["automatic_precision"]
     guide = _flat((ROOT / "docs/user_guide.md").read_text())
     m = re.search(r"on one CPU core at QM7's shape \((\d+) molecules, (\d+) landmarks, (\d+) sortings\) the transform "
                   r"took ([\d.]+) s against ([\d.]+) s in float64 \(([\d.]+)x\) and ([\d.]+) s against ([\d.]+) s in "
@@ -132,7 +134,6 @@ def test_data_path_gaussian_claims_are_the_committed_probe():
     assert float(m[7]) == float(f"{runs['torch/cuda/float32']['max_rel_diff']:.1e}")
     assert float(m[8]) == float(f"{runs['numpy/default/float32']['max_rel_diff']:.1e}")
     assert runs["torch/cuda/float64"]["max_rel_diff"] < 1e-10
-    auto = json.loads((ROOT / "results/bench/data_path_rbf_probe.json").read_text())["automatic_precision"]
     assert ("Left to itself (no `dtype`), the map picks float64 kernel values at that shape, from float32 rows "
             "too") in guide
     assert (auto["rows"], auto["landmarks"], auto["r"]) == shape

@@ -53,13 +53,17 @@ def time_transform(est, X, repeat):
     return F, best
 
 
-def main(rows, landmarks, r, backend, device, dtype, repeat, out):
-    rng = np.random.default_rng(0)
-    X = coulomb_like(rows, rng)
+def setup(rows, landmarks, r):
+    """The probe's rows, group and OrbitNystroem parameters (γ from the median squared distance of 200 rows)."""
+    X = coulomb_like(rows, np.random.default_rng(0))
     gamma = 1.0 / np.median(((X[:200, None] - X[None, :200]) ** 2).sum(-1))
-    kw = dict(kernel="rbf", gamma=gamma, n_components=landmarks, landmarks="orbit", n_group_samples=r,
-              random_state=0, backend=backend, device=device, dtype=dtype)
-    group = CoulombPermutation(23, sampling="montavon", noise=1.0)
+    kw = dict(kernel="rbf", gamma=gamma, n_components=landmarks, landmarks="orbit", n_group_samples=r, random_state=0)
+    return X, CoulombPermutation(23, sampling="montavon", noise=1.0), kw
+
+
+def main(rows, landmarks, r, backend, device, dtype, repeat, out):
+    X, group, kw = setup(rows, landmarks, r)
+    kw.update(backend=backend, device=device, dtype=dtype)
     new = OrbitNystroem(group, **kw).fit(X)
     old = OrbitNystroem(group, **kw).fit(X)
     old.plan_.strategy.dots_kernels = False  # the former path: scikit-learn's float64 kernel on the host
@@ -87,15 +91,9 @@ def main(rows, landmarks, r, backend, device, dtype, repeat, out):
 def automatic_precision(rows, landmarks, r, out):
     """The kernel values' precision OrbitNystroem picks by itself (``dtype=None``, ``precision_``) at this shape, on
     float32 and on float64 rows: whether a user who does not force ``dtype="float32"`` meets the float32 runs' error."""
-    rng = np.random.default_rng(0)
-    X = coulomb_like(rows, rng)
-    gamma = 1.0 / np.median(((X[:200, None] - X[None, :200]) ** 2).sum(-1))
-    group = CoulombPermutation(23, sampling="montavon", noise=1.0)
-    chosen = {}
-    for dtype in ("float32", "float64"):
-        f = OrbitNystroem(group, kernel="rbf", gamma=gamma, n_components=landmarks, landmarks="orbit",
-                          n_group_samples=r, random_state=0).fit(X.astype(dtype))
-        chosen[f"{dtype}_rows"] = f.precision_
+    X, group, kw = setup(rows, landmarks, r)
+    chosen = {f"{dtype}_rows": OrbitNystroem(group, **kw).fit(X.astype(dtype)).precision_
+              for dtype in ("float32", "float64")}
     print(json.dumps(chosen))
     path = Path(out)
     res = json.loads(path.read_text()) if path.is_file() else {}
