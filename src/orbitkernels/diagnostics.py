@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import is_classifier
 
 from .groups.base import Group
-from .utils.validation import check_data, check_int, check_random_state
+from .utils.validation import MAX_COUNT, check_data, check_int, check_random_state
 
 __all__ = ["invariance_error"]
 
@@ -25,9 +26,11 @@ def _output(estimator, X, method):
     if not hasattr(estimator, method):
         raise TypeError(f"{type(estimator).__name__} has no method {method!r}")
     out = np.asarray(getattr(estimator, method)(X))
-    if out.dtype.kind in "biuf":
+    # a classifier's predict returns class labels of any type (strings, 3 and 1): those are compared, not
+    # subtracted (|3 - 1| / |1| would count one changed prediction as 2)
+    labels = method == "predict" and is_classifier(estimator)
+    if out.dtype.kind in "biuf" and not labels:
         out = out.astype(float)
-    # predict may return class labels of any type (strings, objects): those are compared, not subtracted
     return out.reshape(len(X), -1), method
 
 
@@ -48,9 +51,10 @@ def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, me
 
     where f is ``transform`` (features), ``decision_function``, ``predict_proba``
     or ``predict`` (the first available, or ``method``). When f returns
-    non-numeric values (class labels from ``predict``, e.g. strings), rel is 1
-    for a changed prediction and 0 otherwise, so ``mean`` is the fraction of
-    predictions the group element changed. Exactly invariant
+    class labels (``predict`` of a classifier, whatever the labels' type, or
+    non-numeric values of any ``predict``), rel is 1 for a changed prediction
+    and 0 otherwise, so ``mean`` is the fraction of predictions the group
+    element changed. Exactly invariant
     features give 0; plain random Fourier features of rotated images give
     values of order 1.
 
@@ -65,7 +69,7 @@ def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, me
     if n_elements is None:
         E = group.elements()
     else:
-        E = group.sample(check_int(n_elements, "n_elements", min_value=1), rng)
+        E = group.sample(check_int(n_elements, "n_elements", min_value=1, max_value=MAX_COUNT), rng)
     base, method = _output(estimator, X, method)
     norm = np.linalg.norm(base, axis=1) if base.dtype.kind == "f" else np.ones(len(base))
     norm = np.where(norm > 0, norm, 1.0)

@@ -11,7 +11,7 @@ import scipy.signal
 
 from ..utils.validation import check_int
 from .base import Group
-from .distributions import Distribution
+from .distributions import Discrete, Distribution
 
 __all__ = ["TimeWarp", "PitchShift"]
 
@@ -20,6 +20,9 @@ def _check_dist(dist, name, kind):
     if not isinstance(dist, Distribution):
         raise TypeError(f"{name} must be a Distribution; got {dist!r}")
     dist.check_kind(kind)
+    # Discrete.check_kind cannot know the sign its values need (ImageScaling checks the same)
+    if kind == "multiplicative" and isinstance(dist, Discrete) and min(dist.values) <= 0:
+        raise ValueError(f"{name} values must be positive; got {dist.values}")
     return dist
 
 

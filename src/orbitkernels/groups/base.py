@@ -43,12 +43,19 @@ import math
 
 import numpy as np
 
-from ..utils.validation import check_data, check_int, check_random_state
+from ..utils.validation import MAX_COUNT, check_data, check_int, check_random_state
 
 __all__ = ["Group", "ProductGroup", "TrivialGroup", "can_move_to_templates", "resolve_group", "resolve_elements",
            "unit_points", "SAMPLINGS"]
 
 SAMPLINGS = ("iid", "qmc")
+
+
+def _randint(rng, high):
+    """An integer in [0, high) from a RandomState or a Generator (only the former has ``randint``)."""
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(high))
+    return int(rng.randint(high))
 
 
 def _as_generator(rng):
@@ -106,10 +113,11 @@ def unit_points(n, k, rng):
     i.i.d. 0.074/0.066/0.028, Sobol 0.044/0.028/0.008, lattice 0.032/0.021/0.004).
     It works for every n, not only powers of two, and each coordinate is again a
     shifted equispaced grid (stratified per factor). Every point is marginally
-    uniform, so any estimate is unbiased.
+    uniform, so any estimate is unbiased. ``rng``: an int seed, a RandomState, a Generator or None.
     """
-    n = check_int(n, "n", min_value=1)
-    gen = _as_generator(rng)
+    n = check_int(n, "n", min_value=1, max_value=MAX_COUNT)
+    k = check_int(k, "k", min_value=1)
+    gen = _as_generator(check_random_state(rng))
     if k == 1:
         return ((np.arange(n) + gen.random()) / n)[:, None]
     z = _lattice_vector(n, k)
@@ -167,7 +175,7 @@ class Group:
         take a systematic (stratified) sample of their elements by their weights.
         Groups without an inverse-CDF description fall back to i.i.d. draws.
         """
-        n = check_int(n, "n", min_value=1)
+        n = check_int(n, "n", min_value=1, max_value=MAX_COUNT)
         if sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}; got {sampling!r}")
         rng = check_random_state(random_state)
@@ -303,7 +311,7 @@ class Group:
 
     # ------------------------------------------------------------- flags
     # The structure a group declares; the engine (orbitkernels.features) chooses its path from
-    # these and never tests a group's type (DESIGN.md, "Layers").
+    # these and never tests a group's type (docs/architecture.md, "Groups declare their structure").
     @property
     def is_unitary(self) -> bool:
         raise NotImplementedError
@@ -418,6 +426,14 @@ class ProductGroup(Group):
         """The factors' parameter blocks of an element array."""
         return np.split(E, self._splits, axis=1)
 
+    def _check_elements(self, E, name="elements"):
+        E = super()._check_elements(E, name)
+        # The factors' own rules hold in a product too: a negative scale acted as a rotation by π,
+        # a negative time-warp rate gave NaN, a fractional cyclic shift was rounded.
+        for f, block in zip(self.factors, self.split(E)):
+            f._check_elements(block, f"{name} of the {type(f).__name__} factor")
+        return E
+
     def _sample(self, n, rng):
         return np.hstack([f.sample(n, rng) for f in self.factors])
 
@@ -450,6 +466,11 @@ class ProductGroup(Group):
         # factors drawn each with its own scheme, paired at random so that the pairs are independent
         parts = [f.sample(n, rng, sampling="qmc") for f in self.factors]
         return np.hstack([parts[0]] + [p[rng.permutation(n)] for p in parts[1:]])
+
+    @property
+    def order(self):
+        """The product of the factors' orders (counted: the product may be too large to enumerate)."""
+        return math.prod(f.order for f in self.factors) if self.is_finite else None
 
     def elements(self):
         if not self.is_finite:
@@ -612,6 +633,8 @@ def resolve_elements(group, n_group_samples, rng, *, sampling="qmc", default_inf
     """
     if sampling not in ("iid", "qmc"):
         raise ValueError(f"sampling must be 'iid' or 'qmc'; got {sampling!r}")
+    # checked here, not first by the grid subgroup or the sampler under another name (n_angles, n)
+    n_group_samples = check_int(n_group_samples, "n_group_samples", min_value=1, max_value=MAX_COUNT, allow_none=True)
     if n_group_samples is None:
         support = group.support() if (group.is_finite or sampling == "qmc") else None
         if support is not None:

@@ -65,6 +65,14 @@ class CyclicShift(Group):
     def weights(self):
         return None if self._w is None else self._w.ravel()
 
+    def _check_elements(self, E, name="elements"):
+        E = super()._check_elements(E, name)
+        # a shift is a whole number of positions: rounding 0.5 to 0 would act by another element than asked
+        bad = ~np.isclose(E, np.rint(E), rtol=0.0, atol=1e-9)
+        if bad.any():
+            raise ValueError(f"{name}: cyclic shifts must be whole numbers; got {float(E[bad][0])}")
+        return E
+
     def identity(self):
         return np.zeros((1, len(self.shape)))
 

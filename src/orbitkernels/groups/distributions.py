@@ -22,7 +22,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-from ..utils.validation import check_int, check_random_state, check_real
+from ..utils.validation import MAX_COUNT, check_int, check_random_state, check_real
 
 __all__ = ["Distribution", "Uniform", "VonMises", "Normal", "LogNormal", "LogUniform", "Discrete"]
 
@@ -30,10 +30,11 @@ _KINDS = ("additive", "multiplicative", "circular")
 
 
 def _check_size(size):
-    # numpy's own message ("negative dimensions are not allowed") names neither the argument nor the value
+    # numpy's own messages ("negative dimensions are not allowed", "Maximum allowed dimension exceeded")
+    # name neither the argument nor the value
     if isinstance(size, tuple):
-        return tuple(check_int(s, "size", min_value=0) for s in size)
-    return check_int(size, "size", min_value=0)
+        return tuple(check_int(s, "size", min_value=0, max_value=MAX_COUNT) for s in size)
+    return check_int(size, "size", min_value=0, max_value=MAX_COUNT)
 
 
 def _check_kind(kind):
@@ -94,12 +95,30 @@ class Uniform(Distribution):
         if kind == "multiplicative" and self.low <= 0:
             raise ValueError(f"a multiplicative parameter must be positive; Uniform has low={self.low}")
 
+    def _wrap(self):
+        """``(turns, extra)``: [low, high] wrapped onto the circle covers every angle ``turns`` times and the
+        arc [low, low + extra] once more (``extra`` in [0, 2π); 0 for a whole number of turns, when the
+        wrapped law is the Haar measure of SO(2))."""
+        width, turn = self.high - self.low, 2 * np.pi
+        turns = round(width / turn)
+        if turns >= 1 and abs(width - turns * turn) <= 1e-9:
+            return turns, 0.0
+        turns = int(width // turn)
+        return turns, width - turns * turn
+
     def is_symmetric(self, kind):
         _check_kind(kind)
         if kind == "additive":
             return bool(np.isclose(self.low, -self.high))
         if kind == "circular":
-            return bool(np.isclose(self.low, -self.high) or self.high - self.low >= 2 * np.pi - 1e-12)
+            # The wrapped density is constant plus the indicator of the extra arc (a width of 2.5π is not
+            # uniform on the circle): symmetric iff that arc is empty or centred on 0 or π.
+            _, extra = self._wrap()
+            if extra == 0.0:
+                return True
+            lo, hi = self.low, self.low + extra
+            k = np.round((lo + hi) / (2 * np.pi))
+            return bool(np.isclose(lo, 2 * np.pi * k - hi))
         # a uniform law on [l, u] is never the law of 1/a (its density is 1/a^2)
         return False
 
@@ -246,6 +265,22 @@ class LogNormal(Distribution):
         return bool(self.mu == 0.0)
 
 
+def _numeric_array(values, name):
+    # np.asarray(["1", "2"], dtype=float) and np.asarray([True, False], dtype=float) would convert silently
+    try:
+        arr = np.asarray(values)
+    except ValueError:  # a ragged sequence
+        raise ValueError(f"Discrete {name} must be a 1-D sequence of numbers; got {values!r}") from None
+    if arr.dtype == object:
+        try:
+            arr = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"Discrete {name} must be real numbers; got {values!r}") from None
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"Discrete {name} must be real numbers; got {values!r} (dtype {arr.dtype})")
+    return arr.astype(float)
+
+
 class Discrete(Distribution):
     """A finite set of parameter values with optional probabilities.
 
@@ -258,7 +293,7 @@ class Discrete(Distribution):
     """
 
     def __init__(self, values, weights=None):
-        given = np.asarray(values, dtype=float)
+        given = _numeric_array(values, "values")
         if given.ndim > 1:
             raise ValueError(f"Discrete values must be a 1-D sequence; got an array of shape {given.shape}")
         values = given.ravel()
@@ -270,7 +305,7 @@ class Discrete(Distribution):
         if weights is None:
             self.weights = None
         else:
-            w = np.asarray(weights, dtype=float).ravel()
+            w = _numeric_array(weights, "weights").ravel()
             if w.shape != values.shape or (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
                 raise ValueError(f"weights must be {values.size} non-negative numbers with a positive sum")
             self.weights = tuple((w / w.sum()).tolist())

@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils.validation import check_int
+from ..utils.validation import MAX_COUNT, check_int
 from .base import Group, ProductGroup
 from .distributions import Discrete, Distribution, Normal, Uniform, VonMises
 
-__all__ = ["ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "warp_images", "bilinear_weights"]
+__all__ = ["ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "warp_images"]
 
 
 def _check_image_shape(image_shape):
@@ -212,7 +212,7 @@ class ImageRotation(AffineImageGroup):
         super().__init__(image_shape)
         if angle is not None and n_angles is not None:
             raise ValueError("give either angle (a distribution) or n_angles (a finite subgroup), not both")
-        self.n_angles = check_int(n_angles, "n_angles", min_value=1, allow_none=True)
+        self.n_angles = check_int(n_angles, "n_angles", min_value=1, max_value=MAX_COUNT, allow_none=True)
         self.angle = _check_distribution(angle if angle is not None else Uniform(-np.pi, np.pi), "angle", "circular")
         self.is_finite = self.n_angles is not None
 
@@ -238,7 +238,8 @@ class ImageRotation(AffineImageGroup):
             return False
         if isinstance(law, VonMises):
             return law.kappa == 0
-        return isinstance(law, Uniform) and law.high - law.low >= 2 * np.pi - 1e-9
+        # a whole number of turns: Uniform(-π, 1.5π) wraps to a non-uniform law on the circle
+        return isinstance(law, Uniform) and law._wrap()[1] == 0.0
 
     def grid_subgroup(self, n):
         """The n rotations by 2πk/n, when q is the full circle's Haar measure.

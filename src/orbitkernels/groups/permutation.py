@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..utils.validation import check_int, check_random_state, check_real
+from ..utils.validation import MAX_COUNT, check_int, check_random_state, check_real
 from .base import SAMPLINGS, Group
 
 __all__ = ["BlockPermutation", "CoulombPermutation"]
@@ -73,9 +73,14 @@ class BlockPermutation(Group):
     def elements(self):
         return _all_permutations(self.n_blocks)
 
+    @property
+    def order(self):
+        """n_blocks! (counted, not enumerated: S_n is too large to list from n = 11)."""
+        return math.factorial(self.n_blocks)
+
     def sample(self, n, random_state=None, *, sampling="iid"):
         """``n`` uniform permutations, i.i.d. for both samplings (see the module docstring)."""
-        n = check_int(n, "n", min_value=1)
+        n = check_int(n, "n", min_value=1, max_value=MAX_COUNT)
         _check_sampling(sampling)
         rng = check_random_state(random_state)
         # permuted ranks of uniforms: uniform on S_n without enumerating it
@@ -142,6 +147,11 @@ class CoulombPermutation(Group):
             raise ValueError("Montavon sampling draws noise, not a finite set of elements; use sample()")
         return _all_permutations(self.n_atoms)
 
+    @property
+    def order(self):
+        """n_atoms! for the uniform law on S_n (counted, not enumerated), None for Montavon's scheme."""
+        return math.factorial(self.n_atoms) if self.is_finite else None
+
     def _repr_args(self):
         return f"n_atoms={self.n_atoms}, sampling={self.sampling!r}, noise={self.noise}"
 
@@ -154,7 +164,7 @@ class CoulombPermutation(Group):
 
     def sample(self, n, random_state=None, *, sampling="iid"):
         """``n`` elements (permutations, or Montavon noise vectors), i.i.d. for both samplings."""
-        n = check_int(n, "n", min_value=1)
+        n = check_int(n, "n", min_value=1, max_value=MAX_COUNT)
         _check_sampling(sampling)
         rng = check_random_state(random_state)
         if self.sampling == "montavon":

@@ -41,7 +41,8 @@ class PolarRotation(ImageRotation):
     """
 
     def __init__(self, image_shape, n_angles=64, n_radii=None, angle=None, max_radius=None):
-        super().__init__(image_shape, n_angles=n_angles)
+        # None would make ImageRotation's continuous group, not a polar grid
+        super().__init__(image_shape, n_angles=check_int(n_angles, "n_angles", min_value=1))
         if len(self.image_shape) != 2:
             raise ValueError(f"PolarRotation needs single-channel images (H, W); got {self.image_shape}")
         H, W = self.image_shape
@@ -56,7 +57,9 @@ class PolarRotation(ImageRotation):
 
     def _repr_args(self):
         law = "" if self.angle_law is None else f", angle={self.angle_law!r}"
-        return f"image_shape={self.image_shape}, n_angles={self.n_angles}, n_radii={self.n_radii}{law}"
+        # shown when not the default, so that two groups on different grids do not print alike
+        radius = "" if self.max_radius == min(self.image_shape) / 2.0 else f", max_radius={self.max_radius}"
+        return f"image_shape={self.image_shape}, n_angles={self.n_angles}, n_radii={self.n_radii}{radius}{law}"
 
     def _grid_weights(self):
         theta = 2 * np.pi * np.arange(self.n_angles) / self.n_angles
@@ -66,9 +69,10 @@ class PolarRotation(ImageRotation):
         if isinstance(law, VonMises):
             w = np.exp(law.kappa * (np.cos(theta - law.loc) - 1.0))
         else:
-            width = law.high - law.low
+            # the wrapped density: every angle `turns` times, the extra arc from law.low once more
+            turns, extra = law._wrap()
             rel = np.mod(theta - law.low, 2 * np.pi)
-            w = ((rel <= width + 1e-12) | (width >= 2 * np.pi)).astype(float)
+            w = turns + ((extra > 0) & (rel <= extra + 1e-12)).astype(float)
         if w.sum() <= 0:
             raise ValueError(f"{law!r} puts no mass on the {self.n_angles} grid angles")
         return w / w.sum()

@@ -21,9 +21,9 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from ..utils.validation import check_data
-from .base import Group, unit_points
+from .base import Group, _as_generator, _randint, unit_points
 
-__all__ = ["Rotation3D", "FiniteRotation3D", "encode_molecules", "decode_molecules", "haar_quaternions"]
+__all__ = ["Rotation3D", "FiniteRotation3D", "encode_molecules", "decode_molecules"]
 
 
 def encode_molecules(Z, R):
@@ -135,15 +135,14 @@ class Rotation3D(Group):
         return np.hstack([Q, rng.choice([-1.0, 1.0], size=(len(Q), 1))])
 
     def _sample(self, n, rng):
-        gen = np.random.default_rng(int(rng.randint(0, 2**31 - 1)))
-        return self._with_sign(Rotation.random(n, random_state=gen).as_quat(), rng)
+        return self._with_sign(Rotation.random(n, random_state=_as_generator(rng)).as_quat(), rng)
 
     def _sample_qmc(self, n, rng):
         Q = haar_quaternions(unit_points(n, 3, rng))
         if not self.reflections:
             return Q
         # half rotations, half rotation-inversions, interleaved along the lattice (stratified in the sign too)
-        sign = np.where((np.arange(n) + rng.randint(2)) % 2 == 0, 1.0, -1.0)
+        sign = np.where((np.arange(n) + _randint(rng, 2)) % 2 == 0, 1.0, -1.0)
         return np.hstack([Q, sign[:, None]])
 
     def identity(self):

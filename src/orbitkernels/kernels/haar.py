@@ -131,6 +131,8 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
             X = self._check_X(X, "X")
         if self.elements is not None:
             E = group._check_elements(self.elements)
+            if len(E) == 0:  # the average over no element is undefined (it was a ZeroDivisionError)
+                raise ValueError(f"elements is empty (shape {E.shape}); give at least one group element")
             w = np.full(len(E), 1.0 / len(E)) if self.weights is None else np.asarray(self.weights, float)
             if w.shape != (len(E),) or not np.isfinite(w).all() or (w < 0).any() or not np.isclose(w.sum(), 1.0):
                 raise ValueError(f"weights must be {len(E)} non-negative numbers summing to 1; got {self.weights!r}")
