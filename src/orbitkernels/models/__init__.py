@@ -23,17 +23,19 @@ from .feature_scaling import (
     worst_case_attack,
     worst_case_scaling,
 )
-from .invariant_svm import IDENTITY, Identity, InvariantSVC, unit_margin, zero_one_cost
-from .ridge import RidgePath, cholesky_path
+from .invariant_svm import IDENTITY, GroupElement, Identity, InvariantSVC, unit_margin, zero_one_cost
+from .ridge import RidgePath, centre_gram, cholesky_path
 
 __all__ = [
     "RidgePath",
     "cholesky_path",
+    "centre_gram",
     "DistributedRidge",
     "DistributedRidgeClassifier",
     "InvariantSVC",
     "Identity",
     "IDENTITY",
+    "GroupElement",
     "zero_one_cost",
     "unit_margin",
     "InvariantLinearClassifier",

@@ -30,6 +30,7 @@ from sklearn.utils.validation import (
 from ..utils.dispatch import dask_call, is_dask_array
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import RANDOM_STATE_CONSTRAINT, StrictInterval, count_constraint
+from .invariant_svm import _physical_memory_bytes
 from .ridge import RidgePath
 
 __all__ = ["DistributedRidge", "DistributedRidgeClassifier", "holdout_mask"]
@@ -342,6 +343,7 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         alphas = self._checked_alphas()
         split_every = int(self.split_every)
         X, y = self._validate_fit(X, y)
+        self._check_moment_memory(X.shape[1])
         X_val, y_val = self._validate_validation(X_val, y_val, y)
         encode = self._encoder(y)
         blocks = _blocks(X, y)
@@ -388,6 +390,21 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         self.n_train_ = int(train.n)
         self._set_output_shape(y)
         return self
+
+    @staticmethod
+    def _check_moment_memory(n_features):
+        """Refuse, before any pass over the data, normal equations the client cannot hold.
+
+        The fit keeps p × p float64 moments of the training and validation rows, merges them and
+        eigendecomposes one on the client: about four such matrices at once. A p of GICDF's 50,500 features
+        would be 20 GB each, found out as a MemoryError (or the kernel's OOM killer) after the pass."""
+        need = 4 * 8.0 * n_features ** 2
+        have = _physical_memory_bytes()
+        if need > have:
+            raise ValueError(f"X has n_features={n_features}: the normal equations need about {need / 2**20:,.0f} MB "
+                             f"(four {n_features} x {n_features} float64 matrices) where this machine has "
+                             f"{have / 2**20:,.0f} MB; use fewer features, or a dual (kernel) solver such as "
+                             "RidgePath.fit_gram when there are fewer rows than features")
 
     def _checked_alphas(self):
         try:

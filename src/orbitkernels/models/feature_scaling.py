@@ -70,8 +70,28 @@ def check_scaling_params(K, l, u):
     return K, l, u
 
 
+def _check_real(a, name):
+    """Refuse text and complex input (float64 conversion would parse "1.5" and drop imaginary parts in silence)."""
+    data = a.data if sp.issparse(a) else a
+    check_not_text(data, name)
+    if np.iscomplexobj(data):
+        raise TypeError(f"{name} is complex ({np.asarray(data).dtype}); Eq. 10 scales real features")
+    return a
+
+
+def _check_pm1(y, n):
+    """Labels ``y`` as n floats in {-1, +1}: a scalar applies to every row, anything else needs one per row."""
+    y = np.asarray(_check_real(y, "y"), dtype=np.float64)
+    if y.ndim and y.shape != (n,):
+        raise ValueError(f"y must be a scalar or 1-D with one label per row of X ({n}); got shape {y.shape}")
+    y = np.broadcast_to(y, (n,))
+    if not np.isin(y, (-1.0, 1.0)).all():
+        raise ValueError("y must contain only -1 and +1")
+    return y
+
+
 def _check_w(w, d):
-    w = np.asarray(w, dtype=np.float64).ravel()
+    w = np.asarray(_check_real(w, "w"), dtype=np.float64).ravel()
     if w.shape[0] != d:
         raise ValueError(f"w has {w.shape[0]} entries, but x has {d} features")
     if not np.isfinite(w).all():
@@ -119,6 +139,7 @@ def fscale_worst_case(x, y, w, K, l=0.0, u=1.0, *, return_scaling=False):
     """
     K, l, u = check_scaling_params(K, l, u)
     y = _check_label(y)
+    _check_real(x, "x")
     if sp.issparse(x):
         row = sp.csr_matrix(x, dtype=np.float64, copy=True)
         if row.shape[0] != 1:
@@ -196,6 +217,7 @@ def worst_case_scaling(X, y, w, K, l=0.0, u=1.0):
     K, l, u : see :func:`fscale_worst_case`
     """
     K, l, u = check_scaling_params(K, l, u)
+    _check_real(X, "X")
     sparse = sp.issparse(X)
     if sparse:
         Xc = sp.csr_matrix(X, dtype=np.float64, copy=True)
@@ -211,9 +233,7 @@ def worst_case_scaling(X, y, w, K, l=0.0, u=1.0):
             raise ValueError("X contains NaN or inf")
         n, d = Xc.shape
     w = _check_w(w, d)
-    yv = np.broadcast_to(np.asarray(y, dtype=np.float64), (n,))
-    if not np.isin(yv, (-1.0, 1.0)).all():
-        raise ValueError("y must contain only -1 and +1")
+    yv = _check_pm1(y, n)
     if K == 0 or n == 0:
         return Xc
     if sparse:
@@ -283,11 +303,19 @@ def worst_case_attack(clf_or_w, X, K, mode="drop", l=None, u=None, y=None):
         u = 2.0 if u is None else u
     K, l, u = check_scaling_params(K, l, u)
     w, b, classes = _linear_model(clf_or_w)
+    if not sp.issparse(X):
+        X = np.asarray(_check_real(X, "X"))
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D; got shape {X.shape}")
+    w = _check_w(w, X.shape[1])  # before X @ w: its error would not say which array is wrong
     if y is None:
         scores = X @ w + b
         ys = np.where(np.asarray(scores).ravel() >= 0, 1.0, -1.0)
     else:
-        y = np.asarray(y).ravel()
+        y = np.asarray(y)
+        if y.size != X.shape[0]:  # a column of labels is raveled, but one label is not applied to every row
+            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
+        y = y.ravel()
         if classes is not None:
             if len(classes) != 2:
                 raise ValueError("worst_case_attack needs a binary classifier")
@@ -295,7 +323,7 @@ def worst_case_attack(clf_or_w, X, K, mode="drop", l=None, u=None, y=None):
                 raise ValueError(f"y has labels outside the classifier's classes {list(classes)}")
             ys = np.where(y == classes[1], 1.0, -1.0)
         else:
-            ys = y.astype(np.float64)
+            ys = y  # checked (text, ±1) by worst_case_scaling
     return worst_case_scaling(X, ys, w, K, l, u)
 
 
@@ -454,7 +482,12 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
         self._validate_params()
         K, l, u = self._invariance(self.loss, self.K, self.l, self.u)
         X = validate_data(self, check_not_text(X, "X"), accept_sparse="csr", dtype=np.float64, reset=False)
-        ys = np.where(np.asarray(y) == self.classes_[1], 1.0, -1.0)
+        y = np.asarray(y)
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
+        if not np.isin(y, self.classes_).all():  # else scored as classes_[0] in silence
+            raise ValueError(f"y has labels outside the classifier's classes {list(self.classes_)}")
+        ys = np.where(y == self.classes_[1], 1.0, -1.0)
         Xw = worst_case_scaling(X, ys, self.coef_[0], K, l, u)
         margin = ys * (np.asarray(Xw @ self.coef_[0]).ravel() + self.intercept_[0])
         return np.maximum(0.0, 1.0 - margin)

@@ -31,8 +31,8 @@ Two solvers:
   then re-optimised with a real QP solver (clarabel by default, called directly;
   any other solver of ``qpsolvers`` by name),
   warm-started from the previous ``alpha``: all at once when the union has at
-  most ``qp_chunk_size`` variables, otherwise by exact block (decomposition)
-  steps over the examples with the largest KKT violation. Stops when a pass
+  most ``qp_chunk_size`` variables, otherwise (or when that QP fails) by exact
+  block (decomposition) steps over the examples with the largest KKT violation. Stops when a pass
   adds nothing. Kernel columns of every added transformed vector are cached.
 * ``solver="pegasos"``, Algorithm 2: stochastic sub-gradient steps ``1/(lambda t)``
   with projection onto ``||w||^2 <= 2 R[0] / lambda``, for the linear kernel
@@ -387,15 +387,16 @@ class _WorkingSetDual:
         Q = (v["g"][B][:, None] * v["g"][B][None, :]) * Kb * pattern
         return 0.5 * (Q + Q.T)
 
-    def solve_block(self, exs, yi, C, solver):
+    def solve_block(self, exs, yi, C, solver, warn=True):
         """Exactly re-optimise the dual (6) over the working sets of examples ``exs``,
-        the other weights fixed (warm start), with clarabel or a qpsolvers QP solver."""
+        the other weights fixed (warm start), with clarabel or a qpsolvers QP solver.
+        Whether the solver succeeded (the weights are left unchanged when it did not)."""
         import qpsolvers
 
         exs = np.asarray(exs)
         B = np.concatenate([np.asarray(self.ex_vars[e], dtype=np.int64) for e in exs])
         if B.size == 0:
-            return
+            return True
         Q = self.Q(B, yi)
         a_old = self.v["alpha"][B].copy()
         q = -self.H(B, yi) - Q @ a_old
@@ -417,9 +418,10 @@ class _WorkingSetDual:
             a_new = qpsolvers.solve_qp(Q, q, Gm, h, lb=np.zeros(len(B)), solver=solver,
                                        **_QP_OPTIONS.get(solver, {}))
         if a_new is None:
-            warnings.warn(f"QP solver {solver!r} failed on a block of {len(B)} variables",
-                          ConvergenceWarning, stacklevel=3)
-            return
+            if warn:
+                warnings.warn(f"QP solver {solver!r} failed on a block of {len(B)} variables",
+                              ConvergenceWarning, stacklevel=3)
+            return False
         # interior-point residue: snap tiny weights to 0 and nearly full blocks to C
         a_new = np.clip(a_new, 0.0, C)
         # clarabel leaves ~1e-9 C on inactive constraints; counted as support
@@ -431,6 +433,7 @@ class _WorkingSetDual:
             a_new *= np.where(full, C / np.maximum(sums, 1e-300), 1.0)[local]
         self.v["alpha"][B] = a_new
         self.apply_delta(B, a_new - a_old, yi)
+        return True
 
     def apply_delta(self, B, da, yi):
         nz = da != 0
@@ -450,15 +453,17 @@ class _WorkingSetDual:
     def optimize_union(self, yi, m, C, tol, max_sweeps):
         """Re-optimise the dual over the union of all working sets.
 
-        At most ``qp_chunk_size`` variables: one exact QP. Otherwise exact block
-        steps (one example's working set at a time, most violating first) until
-        every block satisfies its KKT conditions to ``tol`` (or ``max_sweeps``).
+        At most ``qp_chunk_size`` variables: one exact QP. Otherwise, or when that
+        QP fails, exact block steps (one example's working set at a time, most
+        violating first) until every block satisfies its KKT conditions to ``tol``
+        (or ``max_sweeps``).
         """
         if self.nv == 0:
             return 0
         exs_all = np.flatnonzero([len(s) > 0 for s in self.ex_vars])
-        if self.nv <= self.chunk:
-            self.solve_block(exs_all, yi, C, self.union_solver)
+        # clarabel stops short of its 1e-10 tolerances (AlmostSolved) on the rank-deficient Q of a linear or
+        # poly kernel; the union was then left unoptimised and the fit "converged" with a duality gap of 1 in 30
+        if self.nv <= self.chunk and self.solve_block(exs_all, yi, C, self.union_solver, warn=False):
             return 1
         n = 0
         for _ in range(max_sweeps):
@@ -563,6 +568,21 @@ class _FiniteCandidates:
         return self.Xc[dual.row_of_vec]
 
 
+def _oracle_output(out, d, cls_index):
+    """``(x', index of y', s)`` of what an oracle returned, checked: Algorithm 1 and Algorithm 2 build the
+    model from it, so a NaN vector or an unknown label would otherwise end as NaN weights or an IndexError."""
+    if not isinstance(out, tuple) or len(out) not in (2, 3):
+        raise ValueError("oracle must return (x_transformed, y_prime) or (x, y_prime, s)")
+    xt = np.asarray(out[0], dtype=np.float64).reshape(-1)
+    if xt.shape[0] != d or not np.isfinite(xt).all():
+        raise ValueError(f"oracle returned a vector of shape {np.shape(out[0])} or with NaN/inf")
+    try:
+        c2 = cls_index[out[1]]
+    except (KeyError, TypeError):
+        raise ValueError(f"oracle returned y_prime={out[1]!r}, not a label of y") from None
+    return xt, c2, out[2] if len(out) == 3 else None
+
+
 class _OracleCandidates:
     """Candidate source of Algorithm 1 from ``oracle(model, x, y) -> (x', y'[, s])``:
     the worst case of Eq. (2) for the current model, one example at a time; each
@@ -584,15 +604,7 @@ class _OracleCandidates:
             Vdata = self.Vdata
             out = est.oracle(_CurrentModel(est, _KernelExpansion(Vdata, dual.coef.copy())), X[i].copy(),
                              est.classes_[yi[i]])
-            if not isinstance(out, tuple) or len(out) not in (2, 3):
-                raise ValueError("oracle must return (x_transformed, y_prime) or (x, y_prime, s)")
-            xt = np.asarray(out[0], dtype=np.float64).reshape(-1)
-            if xt.shape[0] != X.shape[1] or not np.isfinite(xt).all():
-                raise ValueError(f"oracle returned a vector of shape {np.shape(out[0])} or with NaN/inf")
-            if out[1] not in self.cls_index:
-                raise ValueError(f"oracle returned y_prime={out[1]!r}, not a label of y")
-            c2 = self.cls_index[out[1]]
-            s = out[2] if len(out) == 3 else None
+            xt, c2, s = _oracle_output(out, X.shape[1], self.cls_index)
             kx = est._kernel(xt[None, :], Vdata)[0] if len(Vdata) else np.zeros(0)
             f = kx @ dual.coef if len(Vdata) else np.zeros(nc)
             d = est._cost(est.classes_[yi[i]], out[1], s)
@@ -753,7 +765,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         With an infinite Group as ``transformations``: the number of its elements
         sampled once (``random_state``) to make the finite set S.
     random_state : int, RandomState or None
-        Example order of Pegasos.
+        The ``n_transformations`` elements sampled from an infinite Group, and the example order of Pegasos.
     verbose : bool
     max_memory_mb : float > 0 or None
         Memory the fit may hold: the transformed copies ``s(x_i)`` of every row
@@ -1097,6 +1109,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
             Xc, ex, tr, ptr, D = self._candidates(X, yi)
             R0 = float(np.max(D)) if D.size else 1.0
         else:
+            cls_index = {c: k for k, c in enumerate(self.classes_.tolist())}
             R0 = 1.0 if self.cost is None else max(
                 self._cost(a, b, None) for a in self.classes_ for b in self.classes_)
         R0 = max(R0, 1e-12)
@@ -1115,8 +1128,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
                     xs = rows[a]
                 else:
                     out = self.oracle(_CurrentModel(self, _LinearExpansion(W)), X[i].copy(), self.classes_[y])
-                    xs = np.asarray(out[0], dtype=np.float64).reshape(-1)
-                    c2 = int(np.flatnonzero(self.classes_ == out[1])[0])
+                    xs, c2, _ = _oracle_output(out, X.shape[1], cls_index)
                 W *= 1.0 - 1.0 / t
                 if c2 != y:
                     step = G[y, c2] / (lam * t)
@@ -1131,7 +1143,12 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     def class_scores(self, X):
         """``f(x, y)`` for every class: array (n_samples, n_classes) (Eq. 8)."""
         check_is_fitted(self, "classes_")
-        return self._fit_result.expansion.scores(self, np.asarray(X, dtype=np.float64))
+        # checked as predict checks X (a complex X lost its imaginary part, a wrong width failed in numpy)
+        return self._scores(validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False))
+
+    def _scores(self, X):
+        """:meth:`class_scores` of rows already checked (X, or transformed copies of its rows)."""
+        return self._fit_result.expansion.scores(self, X)
 
     support_vectors_ = _fitted_property(_expansion_part(_KernelExpansion, "support_vectors"),
                                         "Distinct transformed vectors with non-zero dual weight (Eq. 8).", _CG)
@@ -1166,7 +1183,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         classes, else (n_samples, n_classes) ``f(x, y)``."""
         check_is_fitted(self, "classes_")
         X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
-        S = self.class_scores(X)
+        S = self._scores(X)
         if len(self.classes_) == 2:
             return S[:, 1] - S[:, 0]
         return S
@@ -1175,11 +1192,14 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         """``argmax_y f(x, y)``."""
         check_is_fitted(self, "classes_")
         X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
-        return self.classes_[np.argmax(self.class_scores(X), axis=1)]
+        return self.classes_[np.argmax(self._scores(X), axis=1)]
 
     # ------------------------------------------------------------ diagnostics
-    def _labels_index(self, y):
+    def _labels_index(self, y, n):
         y = np.asarray(y)
+        # one label per row of X: a shorter y was broadcast (length 1) or failed deep in numpy
+        if y.shape != (n,):
+            raise ValueError(f"y must be 1-D with one label per row of X ({n}); got shape {y.shape}")
         idx = np.searchsorted(self.classes_, y)
         idx = np.clip(idx, 0, len(self.classes_) - 1)
         if not (self.classes_[idx] == y).all():
@@ -1197,9 +1217,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         """Per-example worst-case cost of Eq. (1): ``sup_s Delta(y, argmax f(s(x), .), s)``."""
         check_is_fitted(self, "classes_")
         X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
-        yi = self._labels_index(y)
+        yi = self._labels_index(y, X.shape[0])
         Xc, ex, tr, ptr, D = self._candidates(X, yi)
-        pred = np.argmax(self.class_scores(Xc), axis=1)
+        pred = np.argmax(self._scores(Xc), axis=1)
         cost = D[np.arange(len(Xc)), pred]
         out = np.full(X.shape[0], -np.inf)
         np.maximum.at(out, ex, cost)
@@ -1210,9 +1230,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         if self.oracle is not None:
             raise ValueError("invariant_loss needs a finite transformation set (the model was fitted with an oracle)")
         X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
-        yi = self._labels_index(y)
+        yi = self._labels_index(y, X.shape[0])
         Xc, ex, tr, ptr, D = self._candidates(X, yi)
-        S = self.class_scores(Xc)
+        S = self._scores(Xc)
         H = self._G[yi[ex]] * (S - S[np.arange(len(Xc)), yi[ex]][:, None]) + D
         return H, ex, tr, X.shape[0]
 
@@ -1223,9 +1243,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "classes_")
         X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
-        yi = self._labels_index(y)
+        yi = self._labels_index(y, X.shape[0])
         Xc, ex, tr, ptr, D = self._candidates(X, yi)
-        S = self.class_scores(Xc)
+        S = self._scores(Xc)
         own = S[np.arange(len(Xc)), yi[ex]]
         S[np.arange(len(Xc)), yi[ex]] = -np.inf
         return own - S.max(axis=1), ex, tr

@@ -54,12 +54,34 @@ def _zero_constant(evals, U):
         evals[int(np.argmax(np.abs(U.sum(axis=0))))] = 0.0
 
 
+def _check_symmetric(K, rtol=1e-4, block=1024):
+    """A Gram matrix is symmetric: eigh reads only its lower triangle, so another square matrix (a kernel of
+    test rows against training rows that happens to be square) would be fitted silently and wrongly. Rounding
+    of float32 products leaves a few ulps of asymmetry, far below ``rtol`` of the largest entry. Checked in
+    row blocks so that the check needs no n × n temporary."""
+    scale = float(np.abs(K).max()) if K.size else 0.0
+    worst = max((float(np.abs(K[i:i + block] - K[:, i:i + block].T).max()) for i in range(0, len(K), block)),
+                default=0.0)
+    if worst > rtol * scale:
+        raise ValueError(f"K must be a symmetric Gram matrix: max |K - Kᵀ| = {worst:.3g} against max |K| = "
+                         f"{scale:.3g}; pass the kernel of the training rows against themselves")
+
+
 def centre_gram(K_train, K_new=None):
     """Gram matrices centred in feature space on the mean feature of the training rows: (Kc, K_new_c).
 
     ``Kc = K - 1aᵀ - a1ᵀ + ā`` with ``a`` the training columns' means, and for the (m, n) kernel rows of new
     points ``K_new - 1aᵀ - (row means) + ā`` (None when not given): what :meth:`RidgePath.fit_gram` (with
     ``centred=True``) and :meth:`RidgePath.predict_gram` take for a ridge with an intercept."""
+    # checked, not converted: the experiments pass float32 Gram matrices of tens of thousands of rows
+    K_train = _real(K_train, "K_train")
+    if K_train.ndim != 2 or K_train.shape[0] != K_train.shape[1] or not K_train.size:
+        raise ValueError(f"K_train must be a non-empty square (n, n) Gram matrix; got shape {K_train.shape}")
+    if K_new is not None:
+        K_new = _real(K_new, "K_new")
+        if K_new.ndim != 2 or K_new.shape[1] != K_train.shape[0]:
+            raise ValueError(f"K_new must be (m, {K_train.shape[0]}): new rows against the training rows; "
+                             f"got shape {K_new.shape}")
     col = K_train.mean(axis=0)
     tot = col.mean()
     Kc = K_train - col[None, :] - col[:, None] + tot
@@ -146,6 +168,7 @@ class RidgePath:
         K = check_data(K, "K", dtype=np.float64)
         if K.shape[0] != K.shape[1]:
             raise ValueError(f"K must be a square Gram matrix (n, n); got shape {K.shape}")
+        _check_symmetric(K)
         Yc = self._targets(Y, len(K))
         self.x_mean_, self.Xc_ = None, None
         evals, U = _eigh(K)
@@ -203,6 +226,14 @@ class RidgePath:
             raise ValueError(f"{name} contains NaN or inf")
         return X
 
+    def _index(self, index):
+        """``index`` of an α of the grid: an integer (int(1.5) would answer for α[1] in silence), in range."""
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"index must be an integer position in alphas; got {index!r}")
+        if not -len(self.alphas) <= index < len(self.alphas):
+            raise IndexError(f"index {index} is out of range for {len(self.alphas)} alphas")
+        return int(index)
+
     #: bytes of the float64 centred copy of new rows that :meth:`predict` holds at a time: at D = 17000 the
     #: 50k test digits of Rotated MNIST need a 6.8 GB copy at once, beside features as large
     PREDICT_BLOCK_BYTES = 64 * 2**20
@@ -214,7 +245,7 @@ class RidgePath:
         W at once: one product per block, and memory that does not grow with m beyond the predictions."""
         self._check_fitted("predict", gram=False)
         X = self._new_rows(X, len(self.x_mean_), "X", "features")
-        idx = range(len(self.alphas)) if index is None else [int(index)]
+        idx = range(len(self.alphas)) if index is None else [self._index(index)]
         W = np.concatenate([self.coef(i) for i in idx], axis=1)  # (D, n_α · k)
         m, k = X.shape[0], self.y_mean_.shape[0]
         out = np.empty((m, W.shape[1]))
@@ -230,7 +261,7 @@ class RidgePath:
         self._check_fitted("predict_gram", gram=True)
         K_new = np.asarray(self._new_rows(K_new, self.n_, "K_new", "columns (one per training row)"),
                            dtype=np.float64)
-        idx = range(len(self.alphas)) if index is None else [index]
+        idx = range(len(self.alphas)) if index is None else [self._index(index)]
         P = np.stack([K_new @ self.dual_coef(i) for i in idx]) + self.y_mean_
         return P if index is None else P[0]
 
@@ -269,20 +300,25 @@ def cholesky_path(X, Y, alphas, *, fit_intercept=True):
     from scipy.linalg import cho_factor, cho_solve
     from scipy.linalg.blas import get_blas_funcs
 
-    X = np.asarray(X)
+    # as RidgePath: text would be parsed and complex parts dropped by the float conversion
+    X = _real(X, "X")
     dtype = np.float32 if X.dtype == np.float32 else np.float64
     X = np.asarray(X, dtype=dtype)
     if X.ndim != 2 or 0 in X.shape:
         raise ValueError(f"X must be 2-D (n, D) with at least one row and one column; got shape {X.shape}")
     n, d = X.shape
-    Y = np.asarray(Y, dtype=dtype)
+    Y = np.asarray(_real(Y, "Y", " (regression targets; encode class labels as numbers first)"), dtype=dtype)
     if Y.ndim not in (1, 2) or len(Y) != n:
         raise ValueError(f"Y must be (n,) or (n, k) with n = {n} rows as X; got shape {Y.shape}")
     Y = Y.reshape(n, -1)
-    alphas = np.atleast_1d(np.asarray(alphas, dtype=float))
-    if alphas.ndim != 1 or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
-        raise ValueError(f"alphas must be positive and finite (the Cholesky factor needs ΦcᵀΦc + αI > 0); "
-                         f"got {alphas}")
+    given = alphas
+    try:
+        alphas = np.atleast_1d(np.asarray(alphas, dtype=float))
+    except (TypeError, ValueError):
+        alphas = np.array([np.nan])  # refused just below, naming the value given
+    if alphas.ndim != 1 or not alphas.size or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
+        raise ValueError(f"alphas must be positive and finite, a non-empty 1-D sequence (the Cholesky factor needs "
+                         f"ΦcᵀΦc + αI > 0); got {given!r}")
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(Y))):
         raise ValueError("X and Y must be finite (no NaN or inf)")
     x_mean = X.mean(axis=0, dtype=np.float64).astype(dtype) if fit_intercept else np.zeros(d, dtype)
