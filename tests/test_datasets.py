@@ -899,3 +899,27 @@ def test_qm7_mat_inconsistent_coulomb_matrices_warn(home, monkeypatch):
     with pytest.warns(UserWarning, match="stored Coulomb matrices X differ"):
         b = D.load_qm7(home)
     assert b.X[0, 0, 1] == X[0, 0, 1]  # returned as stored
+
+
+def test_readme_names_the_checksums_the_registry_holds():
+    """README, "Data": sha256 for the .npz conversions, MD5 for MNIST's and CIFAR-10's files, and the files with
+    no published checksum named; the registry is what the loaders check, so the two must agree."""
+    from pathlib import Path
+
+    from orbitkernels.datasets._registry import REGISTRY
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    kinds = {}
+    for info in REGISTRY.values():
+        for form in ("converted", "canonical"):
+            for f in info.files(form):
+                kinds[f.name] = {h.split(":")[0] for h in f.hashes}
+    assert all(kinds[n] == {"sha256"} for n in kinds if n.endswith(".npz"))
+    assert {n for n, k in kinds.items() if k == {"md5"}} == {
+        *(f.name for f in REGISTRY["mnist"].canonical), *(f.name for f in REGISTRY["cifar10"].canonical)}
+    unchecked = {n for n, k in kinds.items() if not k}
+    assert unchecked == {"qm7.mat", "free-spoken-digit-dataset-1.0.10.tar.gz", "lingspam_public.tar.gz",
+                         "mnist_rotation_new.zip"}
+    assert "sha256 of this project's `.npz` conversions" in readme and "MD5 of MNIST's and CIFAR-10's files" in readme
+    assert ("`qm7.mat`, the FSDD and Ling-Spam archives and `mnist_rotation_new.zip` have no published checksum"
+            in readme)

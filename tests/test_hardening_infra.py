@@ -1,6 +1,8 @@
 """Regressions found by running the library: each test failed before its fix."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
@@ -307,6 +309,7 @@ def test_unwritable_folders_are_one_error_line(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(io_mod.tempfile, "mkstemp", refuse)
     docs = tmp_path / "docs"
+    (tmp_path / "results").mkdir()  # report refuses a results folder that does not exist
     rc, _, err = _cli(["report", "--results", str(tmp_path / "results"), "--docs", str(docs), "--readme", ""], capsys)
     assert rc == 1 and err.startswith("orbitkernels: error: ") and "Permission denied" in err
     assert str(docs) in err and "Traceback" not in err
@@ -584,3 +587,28 @@ def test_raj_hyperkernel_cells_have_their_own_scope_and_leave_the_first_layers_a
         assert scope(cfg, hyper)["layer1"] == scope(cfg, key)
         other = {**cfg, "layer2_exact": {**cfg["layer2_exact"], "factors": [1.0]}}
         assert scope(other, hyper) != scope(cfg, hyper)
+
+
+# ----------------------------------------------------------------------------- figures leave matplotlib's state alone
+def test_experiment_figures_leave_the_callers_matplotlib_alone(tmp_path):
+    """The experiments draw on bare Figures: a run from a notebook or GUI session keeps its back-end and figures."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from orbitkernels.experiments._common import pyplot
+
+    before_backend, before_figures = matplotlib.get_backend(), plt.get_fignums()
+    fig, axes = pyplot().subplots(1, 2, figsize=(4, 2), gridspec_kw={"width_ratios": [2, 1]})
+    axes[0].plot([0, 1], [1, 0])
+    fig.savefig(tmp_path / "f.png")
+    pyplot().close(fig)
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert matplotlib.get_backend() == before_backend and plt.get_fignums() == before_figures
+
+
+def test_no_module_switches_matplotlibs_backend():
+    """matplotlib.use() in library code would switch a notebook's back-end to Agg behind its back."""
+    src = Path(__file__).resolve().parents[1] / "src" / "orbitkernels"
+    offenders = [f"{p.relative_to(src)}:{i}" for p in src.rglob("*.py")
+                 for i, line in enumerate(p.read_text().splitlines(), 1) if line.lstrip().startswith("matplotlib.use(")]
+    assert not offenders, offenders

@@ -57,7 +57,7 @@ def _cmd_demo(args):
     return 0
 
 
-def _how_to_get(exc):
+def _how_to_get(exc, download=False):
     """One line saying where the missing data were looked for and how to get them."""
     from .datasets import REGISTRY
 
@@ -68,7 +68,9 @@ def _how_to_get(exc):
         missing = f": needs {' or '.join(forms)}"
     else:
         missing = f" (missing {', '.join(exc.missing)})" if exc.missing else ""
-    if exc.urls:
+    if download and getattr(exc, "failure", None):  # --download was given: say why it did not help
+        how = f"downloading failed ({exc.failure}); put the files there; `orbitkernels datasets` lists what is needed"
+    elif exc.urls:
         how = "rerun with --download to fetch it, or put the files there; `orbitkernels datasets` lists what is needed"
     else:
         how = "put the files there; `orbitkernels datasets` lists what is needed and where to find it"
@@ -87,8 +89,10 @@ def _cmd_reproduce(args):
         print(f"the {args.paper} reproduction is not available in this build: {exc}", file=sys.stderr)
         return 2
     if args.list:
-        for name in experiments:
-            print(name)
+        if args.json:
+            _print_json(list(experiments))
+        else:
+            print("\n".join(experiments))
         return 0
     names = list(experiments) if args.experiment in (None, "all") else [args.experiment]
     unknown = [n for n in names if n not in experiments]
@@ -105,7 +109,7 @@ def _cmd_reproduce(args):
                                     download=args.download)
         except DatasetNotFoundError as exc:
             # "all of a paper's experiments": the ones whose data are here run, the others are named
-            skipped[name] = _how_to_get(exc)
+            skipped[name] = _how_to_get(exc, download=args.download)
             print(f"skipped: {args.paper}/{name} ({skipped[name]})", file=sys.stderr)
             continue
         results[name] = res
@@ -156,6 +160,11 @@ def _cmd_report(args):
                                      update_marked_block, write_page)
 
     results, docs = Path(args.results), Path(args.docs)
+    if not results.is_dir():  # a mistyped --results would rewrite every page and the README table as empty
+        print(f"orbitkernels: error: results folder {str(results)!r} "
+              f"{'is not a folder' if results.exists() else 'does not exist'}; point --results at the folder "
+              "`orbitkernels reproduce` wrote to (default ./results)", file=sys.stderr)
+        return 1
     written = []
     for paper, module in PAPERS.items():
         try:
@@ -190,19 +199,21 @@ def _cmd_datasets(args):
     from .datasets import dataset_status
 
     rows = dataset_status(data_home=args.data_home, verify=args.verify)
+    # --verify is a check: a file that fails its checksum fails the command (scripts and CI see it)
+    # (a file with no published checksum is not a failure: "found (partly unverifiable)")
+    status = 1 if any(row["status"] == "checksum mismatch" for row in rows) else 0
     if args.json:
         _print_json(rows)
-        return 0
+        return status
+    width = max(12, *(len(row["status"]) for row in rows))
     for row in rows:
-        print(f"{row['name']:<15} {row['status']:<12} {row.get('data_home', '')}")
+        print(f"{row['name']:<15} {row['status']:<{width}} {row.get('data_home', '')}")
         if row.get("missing"):
+            # where to download them from is in the note: the URLs may be other files than these (MNIST's IDX files)
             print(f"{'':15} missing: {', '.join(map(str, row['missing']))}")
-            urls = row.get("urls") or []
-            if urls:
-                print(f"{'':15} from: {urls[0]}")
         if row.get("note"):
             print(f"{'':15} {row['note']}")
-    return 0
+    return status
 
 
 #: every environment variable the library reads (tests/test_cli_demo.py checks the list against the sources)
@@ -247,6 +258,8 @@ def _common_options(parser, default):
 
 
 def build_parser():
+    from .experiments import PAPERS
+
     parser = argparse.ArgumentParser(
         prog="orbitkernels",
         description="Learning with group invariances through kernels: demo, paper reproductions, benchmarks, data.",
@@ -265,7 +278,7 @@ def build_parser():
     p.set_defaults(func=_cmd_demo)
 
     p = sub.add_parser("reproduce", help="reproduce a paper's tables and figures (results/<paper>/*.json + PNG)")
-    p.add_argument("paper", help="mroueh2015, raj2017 or teo2007")
+    p.add_argument("paper", help=", ".join(PAPERS))
     p.add_argument("--experiment", "-e", default=None, help="one experiment (default: all); --list shows them")
     p.add_argument("--list", action="store_true", help="list the paper's experiments")
     p.add_argument("--quick", action="store_true", help="tiny configuration (pipeline check, under a minute)")
@@ -278,9 +291,11 @@ def build_parser():
     p.set_defaults(func=_cmd_reproduce)
 
     p = sub.add_parser("bench", help="speed and memory benchmarks, reported as ratios (results/bench/*.json)")
-    p.add_argument("--name", action="append", help="a benchmark to run (repeatable; default: all)")
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--out", default=None)
+    p.add_argument("--name", action="append",
+                   help="a benchmark to run (repeatable; default: all; an unknown name lists the choices)")
+    p.add_argument("--quick", action="store_true",
+                   help="tiny sizes: a check that the benchmarks run, not a measurement")
+    p.add_argument("--out", default=None, help="folder of the <name>.json files (default ./results/bench)")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("report", help="regenerate docs/ (results, reproductions, performance) from results/*.json")
@@ -323,7 +338,10 @@ def main(argv=None):
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print("\ninterrupted: finished cells are saved; run the same command again to resume", file=sys.stderr)
+        # only reproduce keeps finished cells; the other commands start over
+        resume = "finished cells are saved; run the same command again to resume" if args.command == "reproduce" \
+            else "nothing was kept; run the command again to start over"
+        print(f"\ninterrupted: {resume}", file=sys.stderr)
         return 130
     except (OSError, UserError) as exc:  # the user's paths, files and data; any other exception is a bug
         print(f"orbitkernels: error: {_describe(exc)}", file=sys.stderr)

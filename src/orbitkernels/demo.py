@@ -148,14 +148,14 @@ def format_table(result):
 
 
 def _plot(table, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # A bare Figure renders without pyplot: run_demo() in a notebook or a GUI session leaves the caller's
+    # backend and open figures alone (matplotlib.use("Agg") would switch them).
+    from matplotlib.figure import Figure
 
     methods = list(table)
     settings = list(table[methods[0]])
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig = Figure(figsize=(8, 4))
+    ax = fig.subplots()
     width = 0.8 / len(settings)
     for i, s in enumerate(settings):
         vals = [table[m][s]["accuracy"] for m in methods]
@@ -168,4 +168,3 @@ def _plot(table, path):
     ax.set_title("orbitkernels demo: invariance to rotations (sklearn digits)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)

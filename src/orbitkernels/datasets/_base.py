@@ -47,15 +47,17 @@ class DatasetNotFoundError(FileNotFoundError, UserError):
     """The files of a dataset are not in the data folder and could not be downloaded.
 
     Attributes ``dataset``, ``data_home``, ``missing`` (file names) and ``urls``
-    say what was looked for, where, and where to get it.
+    say what was looked for, where, and where to get it; ``failure`` says why a
+    download was not possible (``None`` when none was tried).
     """
 
-    def __init__(self, message, *, dataset=None, data_home=None, missing=(), urls=()):
+    def __init__(self, message, *, dataset=None, data_home=None, missing=(), urls=(), failure=None):
         super().__init__(message)
         self.dataset = dataset
         self.data_home = data_home
         self.missing = tuple(missing)
         self.urls = tuple(urls)
+        self.failure = failure
 
 
 class DatasetChecksumError(ValueError, UserError):
@@ -248,7 +250,7 @@ def _not_found(info, home, origin, *, forms, download, failure=None):
     missing = [f.name for form in forms for f in info.files(form) if not (home / f.name).is_file()]
     return DatasetNotFoundError(
         "\n".join(lines), dataset=info.name, data_home=home, missing=missing,
-        urls=[f.url for f in info.canonical if f.url],
+        urls=[f.url for f in info.canonical if f.url], failure=failure,
     )
 
 

@@ -28,7 +28,8 @@ def _entry_status(info, home, verify):
             ", ".join(d.name for d in info.files(f)) for f in ("converted", "canonical") if info.files(f))
         entry["status"] = "missing"
         entry["note"] = (f"put {alternatives} in {home}"
-                         + (f"; load with download=True to fetch from {' , '.join(urls)}" if urls else ""))
+                         + (f"; or download {', '.join(urls)} (download=True in the loaders, --download in "
+                            "`orbitkernels reproduce`)" if urls else ""))
         return entry
     files = info.files(form)
     entry["status"] = "found"

@@ -99,6 +99,14 @@ def coulomb_matrices(Z, R, unit="angstrom", *, chunk_size=1024) -> np.ndarray:
     return out[0] if single else out
 
 
+def _file_coulomb_matrices(Z, R, unit, where):
+    """:func:`coulomb_matrices` of positions read from a file: two atoms at one place are a bad file, said as such."""
+    try:
+        return coulomb_matrices(Z, R, unit=unit)
+    except ValueError as exc:
+        raise DatasetFormatError(f"R in {where}: {exc}; the positions are damaged") from exc
+
+
 def _median_shortest_bond(Z, R):
     """Median over molecules (with >= 2 atoms) of the shortest interatomic distance, in R's unit."""
     Zf, R, _ = _as_batch(Z, R)
@@ -181,7 +189,7 @@ def _read_mat(path):
     # qm7.mat stores R in Bohr (quantum-machine.org); we check rather than assume, and return angstrom.
     unit = _length_unit(Z, R, src)
     R_bohr = R if unit == "bohr" else R / BOHR_IN_ANGSTROM
-    ours = coulomb_matrices(Z, R_bohr, unit="bohr")
+    ours = _file_coulomb_matrices(Z, R_bohr, "bohr", src)
     err = np.abs(ours - X).max() / max(np.abs(X).max(), 1e-12)
     if err > 1e-3:
         warnings.warn(f"{src}: the stored Coulomb matrices X differ from those computed from Z and R "
@@ -233,7 +241,7 @@ def load_qm7(data_home=None, download=True, n_folds=5, random_state=0) -> Bunch:
         raise ValueError(f"n_folds={n_folds} exceeds the number of molecules ({n})")
     x_source = "qm7.mat" if X is not None else "computed from Z and R"
     if X is None:
-        X = coulomb_matrices(Z, R, unit="angstrom")
+        X = _file_coulomb_matrices(Z, R, "angstrom", str(found[source]))
     if P is not None and n_folds == np.asarray(P).shape[0]:
         folds, folds_source = _official_folds(P, n, str(found[source]))
         note = "Folds: the published split of Montavon et al. (2012)."

@@ -58,17 +58,32 @@ def kernel_ridge_path(K_train, y, K_test_train, lambdas):
     return path.predict_gram(K_test_train)[:, :, 0]
 
 
-def pyplot():
-    """``matplotlib.pyplot`` on the non-interactive Agg back-end (figures are written to files only).
+class _Figures:
+    """The two pyplot calls the experiments make, on bare matplotlib Figures.
 
-    Imported on demand so that the experiments (and their tests) do not need matplotlib until a figure is drawn.
+    A bare Figure renders to a file without pyplot's global back-end and figure registry, so an experiment run
+    from a notebook or a GUI session leaves the caller's back-end and open figures alone (``matplotlib.use("Agg")``
+    switched them).
     """
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    @staticmethod
+    def subplots(nrows=1, ncols=1, *, figsize=None, **kwargs):
+        from matplotlib.figure import Figure
 
-    return plt
+        fig = Figure(figsize=figsize)
+        return fig, fig.subplots(nrows, ncols, **kwargs)
+
+    @staticmethod
+    def close(fig):
+        fig.clear()
+
+
+def pyplot():
+    """What the experiments draw with: ``subplots`` and ``close`` as in ``matplotlib.pyplot``, on bare Figures.
+
+    matplotlib is imported on demand, so the experiments (and their tests) do not need it until a figure is drawn.
+    """
+    return _Figures
 
 
 def mean_std(values):

@@ -66,8 +66,9 @@ def _say(message):
 
 
 def default_results_dir() -> Path:
-    """``$ORBITKERNELS_RESULTS`` if set, else ``./results``."""
-    return Path(os.environ.get("ORBITKERNELS_RESULTS", "results"))
+    """``$ORBITKERNELS_RESULTS`` if set (and not blank; ``~`` expanded), else ``./results``."""
+    # as ORBITKERNELS_DATA: a blank value is unset (not the current folder), and "~" is the home folder
+    return Path(os.environ.get("ORBITKERNELS_RESULTS", "").strip() or "results").expanduser()
 
 
 def headline(name, ours, paper=None, better="higher", **extra):

@@ -36,6 +36,7 @@ from ..features import MolecularOrbitFeatures, OrbitFourierFeatures
 from ..groups import CoulombPermutation, Rotation3D, encode_molecules
 from ..models.ridge import RidgePath
 from ..utils.errors import ConfigurationError
+from ._common import pyplot as _pyplot
 from ._raj_eval import median_sq_dist, regression_scores
 from ._runner import ExperimentRun, default_results_dir, headline
 from .report import update_marked_block
@@ -335,10 +336,7 @@ def _probes(folder):
 
 
 def _figure(rows, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(9, 0.45 * (len(rows) + len(ANCHORS)) + 1.5))
     labels = [r["name"] for r in rows] + list(ANCHORS)

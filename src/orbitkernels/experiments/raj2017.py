@@ -31,7 +31,7 @@ from ..models.ridge import RidgePath as _RidgePathSolver, centre_gram
 from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
 from ._common import (PAPER_FREQUENCIES, PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices,
-                      seed_from)
+                      pyplot as _pyplot, seed_from)
 from ._raj_eval import (WideLayer2, holdout_select, inner_cv_select, layer2_scale, loo_select, median_sq_dist,
                         one_hot, sq_dists, regression_scores, second_layer, unit_norm_rows)
 from ._runner import ExperimentRun, headline
@@ -1272,10 +1272,7 @@ def _qm7_law_choice(wide, orth, n_folds):
 
 def _qm7_figure(rows, path, trials=None):
     """Left: every row (ours, mean over folds) beside the paper's Table 1. Right: LGIKA (RF) RMSE vs D."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     from matplotlib.ticker import NullFormatter
 
@@ -1414,10 +1411,7 @@ def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=Non
 
 
 def _approx_figure(curves, cfg, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     fig, axes = plt.subplots(1, len(cfg["r_list"]), figsize=(5 * len(cfg["r_list"]), 3.8), squeeze=False)
     for ax, r in zip(axes[0], cfg["r_list"]):
@@ -1841,10 +1835,7 @@ def _scaled_twin(r, rows, method):
 
 def _image_figure(rows, title, path, paper_line):
     """Every row (ours: 1 layer and 2nd layer) beside the paper's number, as horizontal bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     order = list(LABELS)
     rs = sorted(rows, key=lambda r: (order.index(r["method"]) if r["method"] in order else 99, r["dim"] or 0))
