@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..backends import BACKENDS
 from ..groups.base import Group, resolve_elements, resolve_group
@@ -14,6 +14,7 @@ from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
     all_finite,
     check_budget,
+    check_int,
     check_not_text,
     check_random_state,
     count_constraint,
@@ -278,7 +279,14 @@ def average_over_copies(transformer, group, elements, X, *, chunk_rows=64):
     ``chunk_rows`` rows (r copies each) are transformed at a time. Returns
     (n_samples, n_features_out) in the transformer's output precision.
     """
+    # X is checked as the estimators check it (a list was an AttributeError, 0 rows, a chunk_rows of 0 or no
+    # elements a bare numpy error from the reshape or the concatenation)
+    chunk_rows = check_int(chunk_rows, "chunk_rows", min_value=1)
+    check_not_text(X, "X")
+    X = check_array(as_native_float(X), dtype=[np.float64, np.float32], input_name="X")
     r = len(elements)
+    if r == 0:
+        raise ValueError("elements must hold at least one group element; got none")
     parts = []
     for a in range(0, len(X), chunk_rows):
         Y = group.act(X[a : a + chunk_rows], elements)  # (r, rows, d)

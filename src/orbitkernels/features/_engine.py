@@ -2,7 +2,7 @@
 
 Every feature map of the three papers pools, over group elements g_k with
 weights w_k, a nonlinearity of the similarity between a transformed input and
-a template (see ``DESIGN.md``)::
+a template (docs/architecture.md, "One engine")::
 
     feature_j(x) = Σ_k w_k η( sim(g_k x, t_j) )
 

@@ -66,7 +66,9 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
     action : {"auto", "templates", "data"}
         "auto" moves the action to the frequencies (<g^{-1} ω, x>) when the action
         is unitary and q symmetric (Raj §2.2.1), which is exact for the sampled
-        elements; otherwise the data are transformed.
+        elements of an action that is unitary on the grid (permutations, cyclic shifts,
+        quarter turns) and exact up to the interpolation of an image warp (a rotation
+        by any angle); otherwise the data are transformed.
     random_state, max_memory_mb
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``

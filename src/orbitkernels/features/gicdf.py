@@ -5,10 +5,18 @@ from numbers import Real
 
 import numpy as np
 
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils.validation import StrictInterval, count_constraint, positive_real_constraint
+from ..utils.validation import (
+    MAX_COUNT,
+    StrictInterval,
+    check_int,
+    check_random_state,
+    check_real,
+    count_constraint,
+    positive_real_constraint,
+)
 from ._engine import CDFPool, MaxAbsPool
 from ._base import DEFAULT_MEMORY, OrbitFeaturesBase, magnitude_guard
 
@@ -19,15 +27,22 @@ def sample_cdf_templates(n_templates, n_features, rng, *, sampling="gaussian", e
     """Random templates of Mroueh et al. 2015, §2.
 
     "gaussian": t ~ N(0, I/d), rejected unless ``||t||^2 < 1 + epsilon`` (so that
-    ``|<x, g t>| < 1 + epsilon = s`` for unit x and a unitary action).
+    ``|<x, g t>| < 1 + epsilon = s`` for unit x and a unitary action), epsilon in (0, 1).
     "sphere": t uniform on the unit sphere S^{d-1} (Remark 1).
+    ``rng``: None, an int, a ``RandomState`` or a ``Generator``. Returns (n_templates, n_features).
+    (``GroupCDFFeatures(template_sampling="data")`` draws rows of its training data instead.)
     """
-    d = n_features
+    # a public helper: its arguments are checked as the estimator's are, by name (a seed passed as rng, a
+    # negative count or epsilon <= 0 were an AttributeError or a "rejection sampling accepted too few" error)
+    n_templates = check_int(n_templates, "n_templates", min_value=0, max_value=MAX_COUNT)
+    d = check_int(n_features, "n_features", min_value=1, max_value=MAX_COUNT)
+    rng = check_random_state(rng)
     if sampling == "sphere":
         T = rng.normal(size=(n_templates, d))
         return T / np.linalg.norm(T, axis=1, keepdims=True)
     if sampling != "gaussian":
-        raise ValueError(f"template_sampling must be 'gaussian', 'sphere' or 'data'; got {sampling!r}")
+        raise ValueError(f"sampling must be 'gaussian' or 'sphere'; got {sampling!r}")
+    epsilon = check_real(epsilon, "epsilon", low=0.0, high=1.0, low_open=True, high_open=True)
     out = []
     need = n_templates
     for _ in range(1000):
@@ -92,7 +107,9 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         high dimension they concentrate in a band of width ~ 1/sqrt(d)).
     action : {"templates", "data", "auto"}
         GICDF is defined on transformed templates (<x, g t>); "data" uses
-        <g^{-1} x, t>, equal for a unitary action with symmetric q.
+        <g^{-1} x, t>, equal for a unitary, data-independent action (q need not be
+        symmetric: each sampled g is inverted); for an interpolating warp (an image
+        rotation by any angle, a scaling) the two differ by its interpolation error.
     random_state, max_memory_mb : as usual.
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
@@ -217,9 +234,14 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         ``transform(X)``.
         """
         check_is_fitted(self, "plan_")
-        bins = [int(n) for n in n_bins_list]
-        if not bins or any(n < 1 for n in bins):
+        # a bin count is n_bins' type: int(2.5), int(True) or int("3") silently mapped other values than asked
+        given = list(n_bins_list) if np.iterable(n_bins_list) and not isinstance(n_bins_list, (str, bytes)) else []
+        if not given:
             raise ValueError(f"n_bins_list must be a non-empty list of positive integers; got {n_bins_list!r}")
+        bins = [check_int(n, f"n_bins_list[{i}]", min_value=1, max_value=MAX_COUNT) for i, n in enumerate(given)]
+        # the budget may have been changed with set_params after fit: check it as transform does
+        validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},
+                                       {"max_memory_mb": self.max_memory_mb}, caller_name=type(self).__name__)
         X = self._validate_X(X, reset=False)
         pool = self._pool_spec(bins)
         F = self._map(X, pool, pool.n_out(self.n_templates_))

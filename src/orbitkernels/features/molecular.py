@@ -41,7 +41,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..backends import BACKENDS, get_backend
@@ -51,15 +51,17 @@ from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
     check_budget,
+    check_not_text,
     check_random_state,
     count_constraint,
     device_constraints,
     positive_real_constraint,
 )
+from ._base import as_native_float
 from ._engine import DEFAULT_MAX_MEMORY_MB
 from ._frequencies import draw_frequencies, resolve_frequencies
 
-__all__ = ["MolecularOrbitFeatures", "QM7_SPECIES", "density_inner_products"]
+__all__ = ["MolecularOrbitFeatures"]
 
 #: rotations sampled from an infinite group when ``n_group_samples`` is not given: on QM7 the five-fold probe
 #: (``benchmarks/probes/molecules3d/five_fold_wider.py``) gains 0.47 RMSE from 64 to 128 and 0.66 from 128 to
@@ -142,7 +144,10 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
     Attributes
     ----------
     wavevectors_ (M, 3), templates_ (s, 2 C M), random_offset_ (s,), group_, group_elements_,
-    group_weights_, gamma_, frequencies_, n_features_in_, n_features_out_ (via ``get_feature_names_out``).
+    group_weights_, n_features_in_
+    species_, weighting_, sigma_, gamma_, kernel_, frequencies_, centres_, cutoff_ : the fitted values every
+        transform uses (``set_params`` after ``fit`` changes nothing until the next ``fit``). The output width,
+        s or s x len(species), is ``len(get_feature_names_out())``.
 
     Inputs are the 2-D rows of :func:`~orbitkernels.groups.encode_molecules` ([Z, x, y, z] per atom,
     Z = 0 for padding), so the map composes with scikit-learn's pipelines and model selection;
@@ -194,7 +199,10 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
 
     # ------------------------------------------------------------------ validation
     def _molecules(self, X, reset):
-        X = validate_data(self, X, reset=reset, dtype=[np.float64, np.float32])
+        # the engine maps' input rules: text refused (scikit-learn would parse "1.5"), and big-endian
+        # float32 kept float32 (validate_data compares dtypes with their byte order)
+        check_not_text(X, "X")
+        X = validate_data(self, as_native_float(X), reset=reset, dtype=[np.float64, np.float32])
         Z, R = decode_molecules(X)
         present = np.unique(Z[Z > 0])
         unknown = np.setdiff1d(present, self.species_)
@@ -207,13 +215,19 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
     def fit(self, X, y=None):
         """Draw the wavevectors, the templates, the offsets and the rotations (all the randomness)."""
         species = np.asarray(self.species, dtype=float).ravel()
-        if species.size == 0 or (species <= 0).any() or not np.array_equal(species, np.round(species)) \
-                or len(np.unique(species)) != species.size:
+        if species.size == 0 or not np.isfinite(species).all() or (species <= 0).any() \
+                or not np.array_equal(species, np.round(species)) or len(np.unique(species)) != species.size:
             raise ValueError(f"species must be distinct positive whole charges; got {self.species!r}")
         self.species_ = species
         X, _, _ = self._molecules(X, reset=True)
         if self.cutoff is not None and self.centres != "atoms":
             raise ValueError("cutoff windows atom-centred environments: it needs centres='atoms'")
+        # what transform reads is fixed here, at fit, as in the engine's maps (set_params afterwards changes
+        # nothing): a live weighting or centres gave templates of the wrong width, a live sigma, kernel or
+        # cutoff other features than the fitted map's
+        self.weighting_, self.centres_, self.kernel_ = self.weighting, self.centres, self.kernel
+        self.sigma_ = float(self.sigma)
+        self.cutoff_ = None if self.cutoff is None else float(self.cutoff)
         rng = check_random_state(self.random_state)
         group = Rotation3D() if self.group is None else self.group
         if group.n_features is not None and group.n_features != X.shape[1]:
@@ -226,20 +240,20 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
                      f"{m} wavevectors and {s} templates" + (
                          "" if self.n_group_samples is None else f" x n_group_samples={r} rotations"),
                      "lower n_group_samples, n_wavevectors or n_components, or raise max_memory_mb")
-        n_channels = len(species) if self.weighting == "species" else 1
-        self.wavevectors_ = rng.normal(scale=1.0 / (np.sqrt(2.0) * self.sigma), size=(m, 3))
+        n_channels = len(species) if self.weighting_ == "species" else 1
+        self.wavevectors_ = rng.normal(scale=1.0 / (np.sqrt(2.0) * self.sigma_), size=(m, 3))
         d = 2 * n_channels * m
-        self.frequencies_ = resolve_frequencies(self.frequencies, self.kernel)
-        self.templates_ = draw_frequencies(self.frequencies_, self.kernel, d, s, rng)
+        self.frequencies_ = resolve_frequencies(self.frequencies, self.kernel_)
+        self.templates_ = draw_frequencies(self.frequencies_, self.kernel_, d, s, rng)
         self.random_offset_ = rng.uniform(0, 2 * np.pi, size=s)
         self.group_, self.group_elements_, self.group_weights_ = resolve_elements(
             group, self.n_group_samples, rng, sampling=self.sampling, default_infinite=DEFAULT_ROTATIONS)
-        self._n_features_out = s * (len(species) if self.centres == "atoms" else 1)
+        self._n_features_out = s * (len(species) if self.centres_ == "atoms" else 1)
         return self
 
     def _scale(self, gamma):
         """The factor of <u_j, z> that makes u_j a draw of the base kernel's spectral law at ``gamma``."""
-        return np.sqrt(2.0 * gamma) if self.kernel == "rbf" else gamma
+        return np.sqrt(2.0 * gamma) if self.kernel_ == "rbf" else gamma
 
     # ------------------------------------------------------------------ transform
     def transform(self, X):
@@ -254,6 +268,9 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         selection costs one projection plus one cosine per γ.
         """
         check_is_fitted(self, "templates_")
+        # the budget may have been changed with set_params after fit: check it as fit does
+        validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},
+                                       {"max_memory_mb": self.max_memory_mb}, caller_name=type(self).__name__)
         gammas = [float(g) for g in np.atleast_1d(np.asarray(gammas, dtype=float))]
         if not gammas or not all(np.isfinite(g) and g > 0 for g in gammas):
             raise ValueError(f"gammas must be a non-empty list of positive numbers; got {gammas!r}")
@@ -275,7 +292,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
     def _row_values(self, a, c, r, m, s):
         """Working values of one molecule of ``a`` atoms and ``c`` channels (r rotations, m wavevectors, s templates),
         output excluded: the structure factors, their rotated copies and the projections."""
-        if self.centres == "molecule":
+        if self.centres_ == "molecule":
             return 2 * a * r * m + 4 * c * r * m + 2 * r * s
         return 2 * a * r * m + 6 * c * a * r * m + a * a * c + 2 * a * r * s
 
@@ -296,7 +313,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         # S_{Rρ}(k) = Σ_a e^{-i k·R r_a} = S_ρ(Rᵀ k): the group acts on the wavevectors (Raj §2.2.1)
         K = np.einsum("gji,mj->gmi", M, self.wavevectors_).reshape(-1, 3)  # row g M + m is R_gᵀ k_m
         m = self.wavevectors_.shape[0]
-        norm = (2 * np.pi) ** -1.5 * (np.pi / self.sigma ** 2) ** 0.75 / np.sqrt(m)
+        norm = (2 * np.pi) ** -1.5 * (np.pi / self.sigma_ ** 2) ** 0.75 / np.sqrt(m)
         return {
             "K": be.asarray(np.ascontiguousarray(K.T), dt),
             "U": be.asarray(np.ascontiguousarray(self.templates_.T * norm), dt),  # z's scale folded in
@@ -307,7 +324,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
 
     def _channels(self, Z):
         """χ (n, A, C): each atom's weight in each density channel (0 for padding)."""
-        if self.weighting == "charge":
+        if self.weighting_ == "charge":
             return Z[:, :, None].astype(float)
         return (Z[:, :, None] == self.species_[None, None, :]).astype(float)
 
@@ -317,21 +334,21 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         real = Z > 0
         chi = self._channels(Z)
         c = chi.shape[2]
-        if self.centres == "molecule":
+        if self.centres_ == "molecule":
             # centre of charge: translation invariance, and the origin the rotations turn about
             centre = (Z[:, :, None] * R).sum(1) / np.maximum(Z.sum(1), 1e-300)[:, None]
             R = np.where(real[:, :, None], R - centre[:, None, :], 0.0)
         P = be.matmul(be.asarray(R, dt), st["K"])  # phases k·R r_a, (n, A, r M)
         cos, sin = be.cos(P), be.sin(P)
-        if self.centres == "molecule":
+        if self.centres_ == "molecule":
             chiT = be.asarray(np.ascontiguousarray(chi.transpose(0, 2, 1)), dt)  # (n, C, A)
             re, im = be.matmul(chiT, cos), -be.matmul(chiT, sin)  # S = Σ_a χ e^{-iφ}: (n, C, r M)
             lead = (n,)
         else:
             W = np.ones((n, a, a))
-            if self.cutoff is not None:
+            if self.cutoff_ is not None:
                 D2 = ((R[:, :, None, :] - R[:, None, :, :]) ** 2).sum(-1)
-                W = np.exp(-D2 / (2.0 * self.cutoff ** 2))
+                W = np.exp(-D2 / (2.0 * self.cutoff_ ** 2))
             # (n, C, A, A): weight of neighbour b of centre a in channel s
             Wc = W[:, None, :, :] * chi.transpose(0, 2, 1)[:, :, None, :]
             Wc = be.asarray(np.ascontiguousarray(Wc), dt)

@@ -63,6 +63,7 @@ class OrbitNystroem(OrbitFeaturesBase):
         the action is unitary, q symmetric and the kernel invariant under the
         common action: dot-product and Euclidean shift-invariant kernels for any
         unitary action; any kernel for actions that permute coordinates.
+    random_state, max_memory_mb
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
         (with ``backend="torch"``): a name ("cuda", "cuda:1", "mps"), an accelerator's index or a ``torch.device``.
