@@ -1,4 +1,4 @@
-"""The layers of docs/DESIGN.md never point upward: every import of every module, parsed with ast.
+"""The layers of docs/architecture.md never point upward: every import of every module, parsed with ast.
 
 utils/backends ← groups ← features/kernels ← models ← Dask adapter ← experiments ← cli: a module may
 import its own layer and those below, never one above. Imports inside functions (lazy imports) count

@@ -295,3 +295,36 @@ def test_one_thread_leaves_blas_its_threads(monkeypatch, rng):
     with threadpool_limits(2):
         f.transform(X)
     assert seen and all(r is None and blas == {2} for r, blas in seen)
+
+
+@pytest.mark.parametrize("first", ["main", "thread"])
+def test_overlapping_transforms_give_blas_its_count_back(first):
+    """Two transforms whose split products overlap (the first to enter leaves first): BLAS's count is the one
+    before both afterwards; each thread saving and restoring its own limit left BLAS on one thread for good."""
+    before = _blas_threads()
+    if before == {1}:
+        pytest.skip("BLAS runs on one thread here: a one-thread limit left behind would not show")
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+
+    def first_in_first_out():
+        with npbk.split_products(None, 2):
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def second():
+        a_in.wait(10)
+        with npbk.split_products(None, 2):
+            b_in.set()
+            a_out.wait(10)
+
+    other = threading.Thread(target=second)
+    other.start()
+    if first == "main":
+        first_in_first_out()
+    else:
+        t = threading.Thread(target=first_in_first_out)
+        t.start()
+        t.join()
+    other.join()
+    assert a_out.is_set() and _blas_threads() == before

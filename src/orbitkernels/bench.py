@@ -30,6 +30,8 @@ qm7_lgika              QM7 LGIKA-RF (Montavon sampling, r=70, data side) for
                        s = 2k..10k on a subset: time per fold, scaling in s
 memory                 peak RSS of ``transform`` for growing N at a fixed budget
                        (one subprocess per N)
+setup                  setup cost per feature map (one subprocess each): fit
+                       time and peak, fitted and pickle sizes, first transform
 rotated_mnist_full     Raj's Rotated MNIST configuration (62k images, s=7k,
                        r=100 von Mises rotations, polar path): wall time of
                        features + ridge fit and test accuracy, measured in full
@@ -56,6 +58,7 @@ from pathlib import Path
 import numpy as np
 
 from ._version import __version__
+from .utils.errors import ConfigurationError
 from .utils.io import atomic_write_json
 
 __all__ = ["run_benchmarks", "BENCHMARKS", "summarize", "render_markdown"]
@@ -69,7 +72,14 @@ def _fft_workers():
 
 
 def _threads():
-    return int(os.environ.get("ORBITKERNELS_BENCH_THREADS", "1"))
+    """``ORBITKERNELS_BENCH_THREADS`` (default 1); anything but a positive integer is an error naming it, not a
+    traceback from ``int()`` or a count of 0 or -1 handed to BLAS."""
+    v = os.environ.get("ORBITKERNELS_BENCH_THREADS", "").strip()
+    if not v:
+        return 1
+    if not (v.isascii() and v.isdigit()) or int(v) < 1:
+        raise ConfigurationError(f"ORBITKERNELS_BENCH_THREADS must be a positive integer; got {v!r}")
+    return int(v)
 
 
 @contextlib.contextmanager
@@ -1574,6 +1584,7 @@ def run_benchmarks(names=None, quick=False, out_dir=None):
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         raise ValueError(f"unknown benchmark(s) {unknown}; choose from {sorted(BENCHMARKS)}")
+    threads = _threads()  # a bad setting refused before any folder is made or benchmark run
     out_dir = Path(out_dir) if out_dir is not None else Path("results") / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     results = {}
@@ -1582,7 +1593,7 @@ def run_benchmarks(names=None, quick=False, out_dir=None):
     for name in names:
         load_before = os.getloadavg()
         t0 = time.perf_counter()
-        with _limit(_threads()):
+        with _limit(threads):
             env = _environment()  # inside the limits: the FFT workers the benchmark ran with
             data = BENCHMARKS[name](quick=quick)
         record = {"benchmark": name, "quick": bool(quick), "wall_s": time.perf_counter() - t0,

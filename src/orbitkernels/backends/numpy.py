@@ -18,7 +18,7 @@ from . import _fused
 from ..utils.errors import ConfigurationError
 from ._common import rbf_pool_passes, trig_pool_passes
 
-__all__ = ["NumpyBackend"]
+__all__: list[str] = []  # reached through orbitkernels.backends.get_backend
 
 
 #: threads the engine and the FFTs use where the caller sets no other count (``ORBITKERNELS_NUM_THREADS``)
@@ -26,12 +26,17 @@ THREADS_ENV = "ORBITKERNELS_NUM_THREADS"
 _local = threading.local()
 
 
+def _is_count(v):
+    # ASCII digits only: str.isdigit() also takes "²", which int() refuses with a bare ValueError
+    return v.isascii() and v.isdigit()
+
+
 def _env_threads():
     """``ORBITKERNELS_NUM_THREADS`` as a count, or None when unset; anything but a positive integer is an error."""
     v = os.environ.get(THREADS_ENV, "").strip()
     if not v:
         return None
-    if not v.isdigit() or int(v) < 1:
+    if not _is_count(v) or int(v) < 1:
         raise ConfigurationError(f"{THREADS_ENV} must be a positive integer; got {v!r}")
     return int(v)
 
@@ -55,7 +60,7 @@ def _workers():
         return n
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         v = os.environ.get(var)
-        if v and v.isdigit():
+        if v and _is_count(v):
             return max(1, int(v))
     return _cores()
 
@@ -94,6 +99,35 @@ def _blas():
     return _controller
 
 
+_one_blas_lock = threading.Lock()
+_one_blas_owner = [None]  # the limiter of the thread that put BLAS on one thread, while that thread is within
+
+
+@contextlib.contextmanager
+def _blas_on_one_thread():
+    """BLAS on one thread within, set and restored by the first thread to enter; the threads that enter while it is
+    within change nothing.
+
+    The count is the process's: with each thread setting and restoring its own limit, the second of two overlapping
+    transforms saved the first one's limit (1) and put it back after both, leaving BLAS on one thread for the rest
+    of the process. The setter restores, not the last thread to leave: with NumPy 2.4's OpenBLAS (0.3.31) a count
+    restored from another thread than the one that had set the limit was sometimes ignored (measured: NumPy's
+    OpenBLAS stayed on one thread, SciPy's was restored). A thread still within after the setter left runs its
+    products on BLAS's own count.
+    """
+    limiter = None
+    with _one_blas_lock:
+        if _one_blas_owner[0] is None:
+            limiter = _one_blas_owner[0] = _blas().limit(limits=1, user_api="blas")
+    try:
+        yield
+    finally:
+        if limiter is not None:
+            with _one_blas_lock:
+                limiter.restore_original_limits()
+                _one_blas_owner[0] = None
+
+
 @contextlib.contextmanager
 def split_products(executor, parts):
     """Within: this thread's large stacked products (:meth:`NumpyBackend.matmul`, :meth:`NumpyBackend.multiply` of
@@ -118,7 +152,7 @@ def split_products(executor, parts):
     saved = getattr(_local, "split", None)
     _local.split = (executor, int(parts))
     try:
-        with _blas().limit(limits=1, user_api="blas"):
+        with _blas_on_one_thread():
             yield
     finally:
         _local.split = saved

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._common import rbf_pool_passes, trig_pool_passes
 
-__all__ = ["TorchBackend"]
+__all__: list[str] = []  # reached through orbitkernels.backends.get_backend
 
 
 def _import_torch():
@@ -51,6 +51,12 @@ class TorchBackend:
                              "'cuda:1' or 'mps'") from exc
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"device={device!r} was asked for but torch.cuda.is_available() is False")
+        if self.device.type not in ("cpu", "cuda"):
+            # a device this torch build lacks failed at the first array, "xpu" as an AssertionError from torch's insides
+            try:
+                torch.zeros(0).to(self.device)
+            except (RuntimeError, AssertionError) as exc:
+                raise RuntimeError(f"device={device!r} was asked for but this torch cannot use it ({exc})") from exc
 
     def __reduce__(self):
         return (TorchBackend, (str(self.device),))
@@ -90,7 +96,9 @@ class TorchBackend:
         torch.from_numpy(out).copy_(a.detach())
 
     def complex_dtype(self, dtype):
-        single = np.dtype(str(dtype).replace("torch.", "")) == np.float32
+        if isinstance(dtype, self.torch.dtype):
+            dtype = str(dtype).replace("torch.", "")
+        single = np.dtype(dtype) == np.float32  # np.float32 itself too, as the NumPy back-end takes it
         return self.torch.complex64 if single else self.torch.complex128
 
     def empty(self, shape, dtype):
@@ -162,8 +170,9 @@ class TorchBackend:
 
     def rbf_pool(self, S, x_sq, t_sq, gamma, weights):
         """Raj et al. 2017, Eq. 8 (see the NumPy back-end): Gaussian values from the dot products, then one
-        matrix-vector product."""
-        return rbf_pool_passes(self, S, x_sq, t_sq, gamma, weights)
+        matrix-vector product. The norms in S's precision and device, as NumPy's takes them (float64 NumPy norms
+        made a float64 block, which the float32 weights then refused)."""
+        return rbf_pool_passes(self, S, self.asarray(x_sq, S.dtype), self.asarray(t_sq, S.dtype), gamma, weights)
 
     def row_max_abs(self, S, axis=0):
         """max |S| over every axis but ``axis`` (the rows), as a column (see the NumPy back-end)."""

@@ -1,7 +1,7 @@
 """Routing of dask arrays from the core (features, models) up to the Dask adapter, without importing it.
 
 The layers are ``utils``/``backends`` ← ``groups`` ← ``features``/``kernels`` ← ``models`` ← Dask adapter
-(:mod:`orbitkernels.dask`) ← ``experiments`` ← ``cli`` (docs/DESIGN.md, "Layers"); nothing imports a
+(:mod:`orbitkernels.dask`) ← ``experiments`` ← ``cli`` (docs/architecture.md, "Layers"); nothing imports a
 module of a higher layer. Yet a feature map must accept a dask array in ``fit``/``transform`` without the
 user importing anything else. So the core only asks this registry: :func:`is_dask_array` recognises a
 dask array without importing dask (if one exists, ``dask.array`` is already loaded), and

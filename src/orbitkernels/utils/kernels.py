@@ -1,6 +1,6 @@
 """The one wrapper of scikit-learn's pairwise kernels used by the feature maps, the exact kernels and the models.
 
-Below ``features`` and ``kernels`` in the layers (DESIGN.md), so both use it without importing each other.
+Below ``features`` and ``kernels`` in the layers (docs/architecture.md), so both use it without importing each other.
 """
 from __future__ import annotations
 

@@ -49,7 +49,8 @@ def check_data(X, name="X", *, n_features=None, dtype=None, allow_empty=False, c
         raise TypeError(f"{name} has dtype object; pass a numeric array")
     if np.iscomplexobj(arr):
         raise TypeError(f"{name} is complex ({arr.dtype}); orbitkernels works on real data")
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    # timedelta64 is a signedinteger to NumPy: its counts of some unit are not the data's numbers
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) or arr.dtype.kind in "mM":
         raise TypeError(f"{name} has non-numeric dtype {arr.dtype}")
     if arr.ndim != 2:
         raise ValueError(
@@ -124,7 +125,10 @@ def check_real(value, name, *, low=None, high=None, low_open=False, high_open=Fa
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {value!r} ({type(value).__name__})")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float's range (10**400): not finite as a float, said as such
+        raise ValueError(f"{name} must be finite; got {value!r:.30}..., beyond the range of a float") from None
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite; got {value}")
     if low is not None and (value < low or (low_open and value == low)):
@@ -247,6 +251,8 @@ def check_not_text(X, name="X"):
             return X
     if arr.dtype.kind in "USa":
         raise TypeError(f"{name} has a text dtype ({arr.dtype}); pass a numeric array, not strings")
+    if arr.dtype.kind in "mM":  # scikit-learn would take a timedelta's counts of its unit as the numbers
+        raise TypeError(f"{name} has a time dtype ({arr.dtype}); pass a numeric array")
     if arr.dtype == object:
         for v in arr.flat:
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.number)):
