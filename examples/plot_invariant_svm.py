@@ -13,7 +13,8 @@ shifted by one pixel at random. Three RBF SVMs with the same ``C`` and ``gamma``
 
 * a standard SVM on the training digits (STD-SVM);
 * a standard SVM on the training digits and all their shifted copies (virtual samples, VIR-SVM);
-* the invariant SVM (Invar-SVM), which never builds the copies it does not need.
+* the invariant SVM (Invar-SVM), which trains on the copies that violate the margin (column generation), not on
+  all of them.
 
 ``transformations`` also takes a finite :class:`~orbitkernels.groups.Group` (every element is
 then a transformation) or an infinite one with ``n_transformations`` sampled elements.
