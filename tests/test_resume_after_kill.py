@@ -49,3 +49,31 @@ def test_killed_reproduce_resumes_to_the_same_file(tmp_path):
     assert resumed == kept  # the rerun started from the finished cells...
     assert data == ref_data and head == ref_head  # ...and ends with exactly the uninterrupted numbers
     assert not partial.exists()
+
+
+
+def test_read_only_results_folder_fails_before_the_first_cell(tmp_path, monkeypatch):
+    import tempfile
+
+    from orbitkernels.experiments._runner import ExperimentRun
+
+    folder = tmp_path / "paper"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        if os.access(folder, os.W_OK):  # root ignores the mode: refuse new files in that folder as the OS would
+            def refuse(real):
+                def make(*args, dir=None, **kwargs):
+                    if dir is not None and os.path.samefile(dir, folder):
+                        raise PermissionError(13, "Permission denied", os.path.join(dir, "tmpxyz"))
+                    return real(*args, dir=dir, **kwargs)
+                return make
+            for name in ("mkstemp", "TemporaryFile"):
+                monkeypatch.setattr(tempfile, name, refuse(getattr(tempfile, name)))
+        computed = []
+        # the run used to compute its first (possibly hours long) cell, then fail naming a temporary file
+        with pytest.raises(PermissionError) as info:
+            ExperimentRun("paper", "exp", {"a": 1}, out_dir=tmp_path).cell("c", lambda: computed.append(1) or 1)
+        assert info.value.filename == str(folder) and not computed
+    finally:
+        folder.chmod(0o755)

@@ -91,6 +91,10 @@ def _ship(obj, ship):
 
 
 def _as_row_chunked(X, name="X"):
+    if not is_dask_array(X):  # the public fit_dask/transform_dask met numpy with an AttributeError on .chunks
+        raise TypeError(f"{name} must be a dask array; got {type(X).__name__} (the estimator's own fit and "
+                        "transform take in-memory arrays)")
+    _check_dask_meta(X, name)
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D; got a dask array of shape {X.shape}")
     if any(np.isnan(c) for c in X.chunks[0]):
@@ -98,9 +102,27 @@ def _as_row_chunked(X, name="X"):
     return X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
 
 
+def _check_dask_meta(X, name):
+    """Refuse at the call what the blocks' in-memory checks would refuse only at compute time, and that the
+    metadata already answer: sparse or non-numpy blocks, complex, text and time dtypes."""
+    meta = getattr(X, "_meta", None)
+    if meta is not None and not isinstance(meta, np.ndarray):
+        raise TypeError(f"{name} is a dask array of {type(meta).__module__}.{type(meta).__name__} blocks; sparse "
+                        "or non-numpy blocks are not supported, dense numpy blocks are required")
+    kind = X.dtype.kind
+    if kind == "c":
+        raise ValueError(f"{name} has dtype {X.dtype}: complex data is not supported")
+    if kind in "US":
+        raise TypeError(f"{name} has a text dtype ({X.dtype}); pass a numeric array, not strings")
+    if kind in "mM":
+        raise TypeError(f"{name} has a time dtype ({X.dtype}); pass a numeric array")
+
+
 def _out_dtype(dtype):
-    # validate_data(dtype=[float64, float32]) keeps float32, casts everything else to float64
-    return np.dtype(np.float32) if np.dtype(dtype) == np.float32 else np.dtype(np.float64)
+    # validate_data(dtype=[float64, float32]) keeps float32, casts everything else to float64; big-endian float32
+    # is kept float32 too (features._base.as_native_float), and '>f4' != float32, so compare kind and size
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype.kind == "f" and dtype.itemsize == 4 else np.dtype(np.float64)
 
 
 # ----------------------------------------------------------------------------
@@ -146,6 +168,10 @@ def _seed_from(random_state):
 def fit_sample_indices(n, sample_size=FIT_SAMPLE_SIZE, random_state=None):
     """Rows used to fit a feature map on ``n`` distributed rows: all when ``n <= sample_size``,
     else ``sample_size`` uniform without replacement (sorted), from ``random_state``."""
+    if sample_size is not None and (isinstance(sample_size, (bool, np.bool_))
+                                    or not isinstance(sample_size, (int, np.integer)) or sample_size < 1):
+        # 2.5 or True were taken as 2 or 1 rows, -5 failed inside numpy, '10' with a bare TypeError
+        raise ValueError(f"sample_size must be None or an integer >= 1; got {sample_size!r}")
     if sample_size is None or n <= sample_size:
         return np.arange(n)
     rng = np.random.default_rng(_seed_from(random_state))
@@ -160,6 +186,13 @@ def fit_sample(estimator, X, y=None, *, sample_size=FIT_SAMPLE_SIZE):
     feature map's own ``fit`` goes on with them in memory (no call back into ``fit``).
     """
     X = _as_row_chunked(X)
+    if y is not None:  # indexing y by the sampled rows failed with a bare IndexError or dask's chunk error
+        shape = np.shape(y)
+        if shape and np.isnan(shape[0]):
+            raise ValueError("y has unknown chunk sizes; call y.compute_chunk_sizes() first")
+        if not shape or shape[0] != X.shape[0]:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: X has {X.shape[0]} rows "
+                             f"but y has shape {shape}")
     idx = fit_sample_indices(X.shape[0], sample_size, getattr(estimator, "random_state", None))
     sample = X.compute() if len(idx) == X.shape[0] else X[idx].compute()
     y_sample = None

@@ -135,7 +135,10 @@ def headline_table(headline, digits=2, row_format=None):
         ours, paper = h.get("ours"), h.get("paper")
         if ours is None or paper is None:
             meets = "—"
+        elif h.get("better") == "closer":  # as headline() defines it and the report's verdict reads it
+            meets = "yes" if abs(ours - paper) <= h.get("tolerance", 0.1 * abs(paper)) else "no"
         else:
-            meets = "yes" if (ours >= paper if h.get("better") == "higher" else ours <= paper) else "no"
+            beats = ours >= paper if h.get("better") == "higher" else ours <= paper
+            meets = "yes" if beats or abs(ours - paper) <= h.get("tolerance", 0.0) else "no"
         lines.append(f"| {h['name']} | {_fmt(ours, spec)} | {_fmt(paper, spec)} | {h.get('better', '')} | {meets} |")
     return "\n".join(lines)

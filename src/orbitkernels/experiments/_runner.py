@@ -65,6 +65,15 @@ def _say(message):
     print(message, file=sys.stderr, flush=True)
 
 
+def _check_writable(folder):
+    """Refuse a results folder that exists but cannot be written to, before any cell is computed (the first cell's
+    save failed only after its computation, naming a temporary file)."""
+    try:
+        tempfile.TemporaryFile(dir=folder).close()  # what the atomic writes need: a new file in that folder
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(folder)) from None
+
+
 def default_results_dir() -> Path:
     """``$ORBITKERNELS_RESULTS`` if set (and not blank; ``~`` expanded), else ``./results``."""
     # as ORBITKERNELS_DATA: a blank value is unset (not the current folder), and "~" is the home folder
@@ -138,6 +147,7 @@ class ExperimentRun:
         self.figure_path = self.path.with_suffix(".png")
         # now, not after the first (possibly hours long) cell: a results folder that cannot be made fails at once
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _check_writable(self.path.parent)
         self._t0 = time.perf_counter()
         self._elapsed_before = 0.0
         self.cells = {}
