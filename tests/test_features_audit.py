@@ -141,3 +141,20 @@ def test_average_over_copies_names_bad_arguments(kw, match):
         args["elements"] = E[:0]
     with pytest.raises(ERR, match=match):
         average_over_copies(f, g, args.pop("elements"), args.pop("X"), **args)
+
+
+def test_molecular_refuses_positions_whose_phases_are_noise_and_names_bad_gammas():
+    """Far-away coordinates in float32 made finite noise of the features; a text γ was numpy's message."""
+    from orbitkernels.features import MolecularOrbitFeatures
+    from orbitkernels.groups import encode_molecules
+
+    Z = np.array([[6, 1, 1, 1, 1]] * 3)
+    R = np.random.default_rng(0).normal(scale=1.0, size=(3, 5, 3))
+    X = encode_molecules(Z, R).astype(np.float32)
+    est = MolecularOrbitFeatures(species=(1, 6), n_components=8, n_group_samples=4, random_state=0).fit(X)
+    assert np.isfinite(est.transform(X)).all()
+    with pytest.raises(ValueError, match="positions reach .* not resolved in float32"):
+        est.transform(encode_molecules(Z, R + 1e8).astype(np.float32))
+    est.transform(encode_molecules(Z, R + 1e8))  # float64 rows resolve them
+    with pytest.raises(ValueError, match="gammas must be a non-empty list of positive numbers"):
+        est.transform_gammas(X, ["a"])

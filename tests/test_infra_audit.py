@@ -101,3 +101,18 @@ def test_time_arrays_are_refused_not_read_as_their_counts(dtype):
         check_data(X, "X")
     with pytest.raises(TypeError, match="X has a time dtype"):
         OrbitFourierFeatures(CyclicShift(4), n_components=3).fit(X)
+
+
+def test_openmps_list_form_gives_the_outermost_count(monkeypatch):
+    """OMP_NUM_THREADS="4,2" (nested levels) was passed over as not a number, falling back to every core."""
+    monkeypatch.delenv("ORBITKERNELS_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3,2")
+    assert npbk._workers() == 3
+
+
+def test_torchs_meta_device_is_refused_by_name():
+    pytest.importorskip("torch")
+    from orbitkernels.backends import get_backend
+
+    with pytest.raises(ValueError, match="holds no data"):
+        get_backend("torch", "meta")

@@ -209,3 +209,12 @@ def test_ridge_path_fit_gram_refuses_a_matrix_that_is_not_symmetric():
     RidgePath([1.0]).fit_gram(K32, y)
     with pytest.raises(ValueError, match="symmetric Gram matrix"):
         RidgePath([1.0]).fit_gram(rng.normal(size=(30, 30)), y)
+
+
+@pytest.mark.parametrize("alphas", [[True, 2.0], (1.0, np.bool_(False)), np.array([True, False])])
+def test_distributed_ridge_refuses_booleans_among_its_alphas(alphas):
+    from orbitkernels.models import DistributedRidge
+
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20.0)
+    with pytest.raises(ValueError, match="must hold numbers, not booleans"):
+        DistributedRidge(alphas=alphas).fit(X, y)

@@ -59,7 +59,8 @@ def _workers():
     if n is not None:
         return n
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        v = os.environ.get(var)
+        # OpenMP's list form "4,2" gives the outermost level first: that level's count is this call's
+        v = os.environ.get(var, "").split(",")[0].strip()
         if v and _is_count(v):
             return max(1, int(v))
     return _cores()

@@ -51,6 +51,8 @@ class TorchBackend:
                              "'cuda:1' or 'mps'") from exc
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"device={device!r} was asked for but torch.cuda.is_available() is False")
+        if self.device.type == "meta":  # shapes without data: the features could never leave it
+            raise ValueError(f"device={device!r} holds no data (torch's meta device); use 'cpu' or an accelerator")
         if self.device.type not in ("cpu", "cuda"):
             # a device this torch build lacks failed at the first array, "xpu" as an AssertionError from torch's insides
             try:

@@ -271,11 +271,23 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         # the budget may have been changed with set_params after fit: check it as fit does
         validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},
                                        {"max_memory_mb": self.max_memory_mb}, caller_name=type(self).__name__)
-        gammas = [float(g) for g in np.atleast_1d(np.asarray(gammas, dtype=float))]
+        try:
+            gammas = [float(g) for g in np.atleast_1d(np.asarray(gammas, dtype=float))]
+        except (TypeError, ValueError):
+            raise ValueError(f"gammas must be a non-empty list of positive numbers; got {gammas!r}") from None
         if not gammas or not all(np.isfinite(g) and g > 0 for g in gammas):
             raise ValueError(f"gammas must be a non-empty list of positive numbers; got {gammas!r}")
         X, Z, R = self._molecules(X, reset=False)
         dt = X.dtype
+        # as OrbitFourierFeatures: positions known only to within eps·|r| make phases k·r known to within
+        # eps·|k|·|r|; from π radians on, cos/sin (and the features) are noise, however finite
+        present = Z > 0
+        reach = float(np.abs(R[present]).max()) if present.any() else 0.0
+        phase = reach * float(np.sqrt((self.wavevectors_ ** 2).sum(1).max()))
+        if phase * float(np.finfo(dt).eps) > np.pi:
+            raise ValueError(f"X's atom positions reach {reach:.3g}: the phases k·r of the densities (up to "
+                             f"{phase:.3g}) are not resolved in {dt.name} (cos/sin would be noise); give positions "
+                             "in ångström (or bohr) about the molecule, or float64 rows")
         n, a = Z.shape
         outs = {g: np.empty((n, self._n_features_out), dtype=dt) for g in gammas}
         rows = self._rows_per_chunk(a, len(gammas), dt.itemsize)

@@ -407,6 +407,11 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
                              "RidgePath.fit_gram when there are fewer rows than features")
 
     def _checked_alphas(self):
+        # a True among numbers would become α = 1 (alphas=True alone is refused by the constraints)
+        items = self.alphas if isinstance(self.alphas, (list, tuple)) else np.asarray(self.alphas).ravel()
+        if any(isinstance(a, (bool, np.bool_)) for a in items):
+            raise ValueError(f"The 'alphas' parameter of {type(self).__name__} must hold numbers, not booleans; "
+                             f"got {self.alphas!r}")
         try:
             alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
         except (TypeError, ValueError) as exc:
