@@ -110,3 +110,16 @@ def test_headline_table_reads_closer_and_tolerance_as_headline_defines_them():
         headline("higher", 2.0, 1.0, "higher"),
     ]).splitlines()[2:]
     assert [r.rsplit("|", 2)[1].strip() for r in rows] == ["no", "yes", "yes", "no", "yes"]
+
+
+def test_a_dask_transform_warns_nothing():
+    """dask 2024.1 (the lower bound) warned on every transform that map_blocks' token= had moved to name=, which
+    current dask reads differently: the library keeps token= and silences that one warning."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = da.from_array(rng.normal(size=(40, 8)), chunks=(10, 8))
+    est = OrbitFourierFeatures(CyclicShift(8), n_components=4, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert est.transform(X).compute().shape == (40, 8)

@@ -32,6 +32,8 @@ Regularized least squares (:mod:`orbitkernels.models.distributed_ridge`)
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -150,8 +152,13 @@ def transform_dask(estimator, X, *, ship="auto"):
     n_out = estimator._n_features_out
     dtype = _out_dtype(X.dtype)
     state = _ship(estimator, ship)
-    return X.map_blocks(_transform_block, state, n_out, dtype, dtype=dtype, chunks=(X.chunks[0], (n_out,)),
-                        meta=np.empty((0, n_out), dtype=dtype), token=f"{type(estimator).__name__.lower()}-transform")
+    with warnings.catch_warnings():
+        # the keys' prefix is `token=` in current dask (where `name=` is the whole key); dask 2024.1, our lower
+        # bound, takes `token=` as that prefix too but warns that it moved to `name=`, once per transform
+        warnings.filterwarnings("ignore", message="The `token=` keyword to `map_blocks`", category=FutureWarning)
+        return X.map_blocks(_transform_block, state, n_out, dtype, dtype=dtype, chunks=(X.chunks[0], (n_out,)),
+                            meta=np.empty((0, n_out), dtype=dtype),
+                            token=f"{type(estimator).__name__.lower()}-transform")
 
 
 def _seed_from(random_state):
