@@ -116,3 +116,13 @@ def test_torchs_meta_device_is_refused_by_name():
 
     with pytest.raises(ValueError, match="holds no data"):
         get_backend("torch", "meta")
+
+
+@pytest.mark.parametrize("saved, current, expected", [
+    ("0.1rc1", "0.1.0", True), ("0.1.0.dev2", "0.1.3", True), ("0.1", "0.1.0", True), ("0.10.0", "0.1.0", False),
+    ("0.2.0", "0.1.0", False), ("1.1.0", "0.1.0", False), ("garbage", "0.1.0", False), (None, "0.1.0", False)])
+def test_pickles_of_a_pre_release_of_the_same_minor_version_load(saved, current, expected):
+    """PEP 440: 0.1rc1 is a release of 0.1, which splitting on dots ("1rc1") did not see."""
+    from orbitkernels.utils.persistence import compatible
+
+    assert compatible(saved, current) is expected

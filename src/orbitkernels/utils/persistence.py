@@ -14,6 +14,8 @@ Put the mixin first among the bases so that it wraps scikit-learn's own
 """
 from __future__ import annotations
 
+import re
+
 from .._version import __version__
 
 __all__ = ["IncompatibleVersionError", "VersionedPickleMixin", "VERSION_KEY"]
@@ -27,7 +29,9 @@ class IncompatibleVersionError(ValueError):
 
 
 def _major_minor(version):
-    return tuple(str(version).split(".")[:2])
+    # PEP 440's release segment: "0.1rc1" and "0.1.0.dev2" are releases of 0.1 ("0.1rc1".split(".") gave "1rc1")
+    m = re.match(r"v?(\d+)\.(\d+)", str(version).strip())
+    return (int(m[1]), int(m[2])) if m else (str(version),)
 
 
 def compatible(saved, current=__version__) -> bool:
