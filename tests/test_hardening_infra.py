@@ -524,7 +524,7 @@ def test_folder_named_like_a_data_file_is_reported_and_never_downloaded_over(dat
 def test_user_settings_are_error_lines_not_tracebacks(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ORBITKERNELS_RAJ2017_CONFIG", "huge")
     rc, _, err = _cli(["reproduce", "raj2017", "-e", "qm7", "--out", str(tmp_path)], capsys)
-    assert rc == 1 and err.startswith("orbitkernels: error: unknown configuration 'huge'")
+    assert rc == 1 and err.startswith("orbitkernels: error: ORBITKERNELS_RAJ2017_CONFIG='huge' is not a configuration")
     rc, _, err = _cli(["bench", "--name", "nope", "--out", str(tmp_path)], capsys)
     assert rc == 2 and "unknown benchmark(s) nope" in err
 

@@ -230,7 +230,8 @@ ENVIRONMENT_HELP = """environment variables:
   ORBITKERNELS_RAJ2017_CELLS        only these cells (comma-separated shell patterns of cell keys)
   ORBITKERNELS_RAJ2017_TIME_BUDGET_S
                                     seconds of this invocation before it postpones the remaining cells
-                                    (resumable: the next invocation has the budget afresh)
+                                    (0: no new cell starts; resumable: the next invocation has the budget
+                                    afresh)
   ORBITKERNELS_MOLECULES3D_CONFIG, ORBITKERNELS_MOLECULES3D_BUDGET_S
                                     the same for the 3-D molecules experiment
   ORBITKERNELS_BENCH_THREADS        threads of `bench` (default 1)

@@ -10,6 +10,10 @@ touches the network and a missing dataset raises ``DatasetNotFoundError``.
 from __future__ import annotations
 
 import importlib
+import numbers
+import os
+
+import numpy as np
 
 PAPERS = {
     "mroueh2015": "orbitkernels.experiments.mroueh2015",
@@ -34,3 +38,34 @@ def get_experiments(paper: str) -> dict:
         raise ValueError(f"unknown paper {paper!r}; choose one of {sorted(PAPERS)}")
     module = importlib.import_module(PAPERS[paper])
     return module.EXPERIMENTS
+
+
+def _check_run_args(quick, out_dir, resume, seed, download):
+    """Refuse arguments of an experiment's ``run`` that it would misread: a seed that is not a whole number from 0
+    to 2**32 - 1 (as ``reproduce --seed``; 1.5 ran and was recorded as 1.5, -1 or None failed inside NumPy with a
+    message naming no argument), a flag that is not a bool ("no" counted as true), an ``out_dir`` that is not a path."""
+    from ..utils.errors import ConfigurationError
+
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**32:
+        raise ConfigurationError(f"seed must be a whole number from 0 to 2**32 - 1; got {seed!r}")
+    for name, value in (("quick", quick), ("resume", resume), ("download", download)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ConfigurationError(f"{name} must be True or False; got {value!r}")
+    if out_dir is not None and not isinstance(out_dir, (str, os.PathLike)):
+        raise ConfigurationError(f"out_dir must be a path (str or os.PathLike) or None; got {out_dir!r}")
+
+
+def _budget_seconds(variable, text):
+    """``text`` (the value of the environment variable ``variable``) as a time budget in seconds, finite and >= 0;
+    anything else is a :class:`~orbitkernels.utils.errors.ConfigurationError` (not a traceback, and not "nan" or a
+    negative number that silently postponed every cell)."""
+    from ..utils.errors import ConfigurationError
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not np.isfinite(value) or value < 0:
+        raise ConfigurationError(f"{variable}={text!r} is not a time budget: give a number of seconds >= 0 "
+                                 "(0 starts no new cell)")
+    return value

@@ -36,10 +36,11 @@ from ..features import MolecularOrbitFeatures, OrbitFourierFeatures
 from ..groups import CoulombPermutation, Rotation3D, encode_molecules
 from ..models.ridge import RidgePath
 from ..utils.errors import ConfigurationError
+from . import _budget_seconds, _check_run_args
 from ._common import pyplot as _pyplot
 from ._raj_eval import median_sq_dist, regression_scores
 from ._runner import ExperimentRun, default_results_dir, headline
-from .report import update_marked_block
+from .report import _not_run, update_marked_block
 
 PAPER = "molecules3d"
 
@@ -107,7 +108,12 @@ CONFIGS = {
 
 
 def _pick_config(quick, config):
-    name = "quick" if quick else (config or os.environ.get("ORBITKERNELS_MOLECULES3D_CONFIG") or "full")
+    env = os.environ.get("ORBITKERNELS_MOLECULES3D_CONFIG", "").strip()
+    # checked under --quick too (which overrides it): a mistyped value must not pass unnoticed until the real run
+    if config is None and env and env not in CONFIGS["qm7"]:
+        raise ConfigurationError(f"ORBITKERNELS_MOLECULES3D_CONFIG={env!r} is not a configuration of {PAPER}/qm7; "
+                                 f"choose from {sorted(k for k in CONFIGS['qm7'] if k != 'quick')}")
+    name = "quick" if quick else (config or env or "full")
     if name not in CONFIGS["qm7"]:
         raise ConfigurationError(f"unknown configuration {name!r} for {PAPER}/qm7; choose from "
                                  f"{sorted(CONFIGS['qm7'])}")
@@ -252,16 +258,19 @@ def _cell_scope(config, key):
 
 def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
     """QM7 5-fold RMSE / MAE of 3-D orbit features + ridge, every configuration recorded, with costs."""
+    _check_run_args(quick, out_dir, resume, seed, download)
     cname, cfg = _pick_config(quick, config)
+    # ORBITKERNELS_MOLECULES3D_BUDGET_S overrides the budget without changing the configuration (it decides
+    # which cells run now, not their numbers), e.g. 0 to write the results file from the stored cells only;
+    # read before the data and the first cell, so that a malformed value costs nothing
+    env = os.environ.get("ORBITKERNELS_MOLECULES3D_BUDGET_S", "").strip()
+    budget = _budget_seconds("ORBITKERNELS_MOLECULES3D_BUDGET_S", env) if env else cfg["time_budget_s"]
     run = ExperimentRun(PAPER, "qm7", {"name": cname, **cfg, "seed": seed}, out_dir=out_dir, quick=quick,
                         resume=resume, cell_scope=_cell_scope)
     data = _Data(cfg, seed, download)
     confs = cfg["configurations"]
     cost = run.cell("cost", lambda: _cost_cell(data))
-    # ORBITKERNELS_MOLECULES3D_BUDGET_S overrides the budget without changing the configuration (it decides
-    # which cells run now, not their numbers), e.g. 0 to write the results file from the stored cells only
-    budget, skipped = os.environ.get("ORBITKERNELS_MOLECULES3D_BUDGET_S", cfg["time_budget_s"]), []
-    budget = None if budget is None else float(budget)
+    skipped = []
 
     def cell(key, compute):
         if run.has(key) or budget is None or run.session_time() < budget:
@@ -358,7 +367,10 @@ def render_page(results_dir=None):
     from ..utils.io import read_json
 
     root = Path(results_dir) if results_dir is not None else default_results_dir()
-    res = read_json(root / PAPER / "qm7.json")
+    path = root / PAPER / "qm7.json"
+    if not path.exists():  # a results root without this run (quick results only, say): `report` must still work
+        return "\n".join(_not_run("qm7", path) + ["Run path: `orbitkernels reproduce molecules3d`."])
+    res = read_json(path)
     d = res["data"]
     lines = ["| configuration | layers | features | RMSE | MAE | per fold RMSE | γ chosen | ms / molecule |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]

@@ -35,6 +35,7 @@ from ..groups import (BlockPermutation, CyclicShift, ImageRotation, ImageTransla
 from ..kernels import HaarKernel
 from ..utils.io import read_json
 from ..utils.progress import progress
+from . import _check_run_args
 from ._common import PAPER_SAMPLING, mean_std as _mean_std, pyplot as _matplotlib, seed_from as _rs
 from ._common import stratified as _stratified
 from ._mroueh_rls import one_nn_accuracy, rls_fit_predict
@@ -300,6 +301,7 @@ def run_xperm(quick=False, out_dir=None, resume=True, seed=0, download=False):
     Grid: one cell per (template draw, training points per class), :func:`_xperm_cell`; summary
     :func:`_xperm_summary`; figure :func:`_xperm_figure`.
     """
+    _check_run_args(quick, out_dir, resume, seed, download)
     cfg = xperm_config(quick, seed)
     run = ExperimentRun(PAPER, "xperm", cfg, out_dir=out_dir, quick=quick, resume=resume)
     d = _Xperm(cfg)
@@ -624,6 +626,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
     (method × size × draw), the ablation's variants and the |G| of MNIST_GAP; then :func:`_mnist_summary` and
     :func:`_mnist_figure`.
     """
+    _check_run_args(quick, out_dir, resume, seed, download)
     cfg = mnist_config(quick, seed)
     run = ExperimentRun(PAPER, "mnist", cfg, out_dir=out_dir, quick=quick, resume=resume)
     d = _Mnist(cfg, seed, download)
@@ -683,6 +686,7 @@ def speech_group(n_samples, cents=400.0, rate_range=(0.5, 2.0), n_fft=256):
 
 def run_speech(quick=False, out_dir=None, resume=True, seed=0, download=False):
     """Figure 3 (Speaker panel) on FSDD: accuracy against templates for 5/25/100 bins, unseen speakers."""
+    _check_run_args(quick, out_dir, resume, seed, download)
     cfg = dict(SPEECH_QUICK if quick else SPEECH_FULL)
     cfg.update(seed=seed, dataset="FSDD v1.0.10 (stand-in for TIDIGITS, which is licensed)",
                preprocessing=f"int16 waveforms, first {cfg['n_samples'] * cfg['decimate']} samples at 8 kHz, "
@@ -863,6 +867,7 @@ def _slope(xs, ys):
 
 def run_theorems(quick=False, out_dir=None, resume=True, seed=0, download=False):
     """Theorem 1 scatter with the Eq. 3 bounds; Theorem 2 error decay in m, |G| and n."""
+    _check_run_args(quick, out_dir, resume, seed, download)
     cfg = dict(THEO_QUICK if quick else THEO_FULL)
     cfg.update(seed=seed)
     run = ExperimentRun(PAPER, "theorems", cfg, out_dir=out_dir, quick=quick, resume=resume)

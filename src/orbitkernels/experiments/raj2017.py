@@ -6,8 +6,8 @@ LGIKA features are the random Fourier (Eq. 7, :class:`OrbitFourierFeatures`) and
 :class:`OrbitNystroem`) approximations of the local invariant kernel
 k_{q,G}(x, x') = E_{g,g'~q} k(gx, g'x') (Eq. 3) with a Gaussian base kernel k.
 
-Each experiment is ``run(quick=False, out_dir=None, resume=True, seed=0, config=None)``; ``config`` (or the
-environment variable ``ORBITKERNELS_RAJ2017_CONFIG``) names one of the configurations in
+Each experiment is ``run(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False)``; ``config``
+(or the environment variable ``ORBITKERNELS_RAJ2017_CONFIG``) names one of the configurations in
 ``CONFIGS[<experiment>]``: "reduced" (default; fits a shared 2-core CPU) or "full" (the paper's sizes, for
 a large machine). ``quick=True`` is a tiny configuration for the tests.
 """
@@ -22,6 +22,7 @@ from importlib import resources
 
 import numpy as np
 
+from ..backends import get_backend
 from ..features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
 from ..groups import (CoulombPermutation, ImageRotation, ImageScaling, ImageTranslation, LogNormal, Normal,
                       Uniform, VonMises)
@@ -30,6 +31,7 @@ from ..kernels import HaarKernel
 from ..models.ridge import RidgePath as _RidgePathSolver, centre_gram
 from ..utils.errors import ConfigurationError
 from ..utils.progress import progress
+from . import _budget_seconds, _check_run_args
 from ._common import (PAPER_FREQUENCIES, PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices,
                       pyplot as _pyplot, seed_from)
 from ._raj_eval import (WideLayer2, holdout_select, inner_cv_select, layer2_scale, loo_select, median_sq_dist,
@@ -369,9 +371,14 @@ QM7_BEYOND = {
 
 
 def _pick_config(experiment, quick, config):
-    name = "quick" if quick else (config or os.environ.get("ORBITKERNELS_RAJ2017_CONFIG") or "reduced")
+    env = os.environ.get("ORBITKERNELS_RAJ2017_CONFIG", "").strip()
+    # checked under --quick too (which overrides it): a mistyped value must not pass unnoticed until the real run
+    if config is None and env and env not in CONFIGS[experiment]:
+        raise ConfigurationError(f"ORBITKERNELS_RAJ2017_CONFIG={env!r} is not a configuration of {experiment}; "
+                                 f"choose one of {sorted(k for k in CONFIGS[experiment] if k != 'quick')}")
+    name = "quick" if quick else (config or env or "reduced")
     if name not in CONFIGS[experiment]:
-        # a user's setting (often $ORBITKERNELS_RAJ2017_CONFIG): one error line at the CLI, not a traceback
+        # a user's setting: one error line at the CLI, not a traceback
         raise ConfigurationError(f"unknown configuration {name!r} for {experiment}; choose one of "
                                  f"{sorted(CONFIGS[experiment])}")
     return name, dict(CONFIGS[experiment][name])
@@ -388,8 +395,8 @@ def _experiment_run(name, config, out_dir, quick, resume):
 def _time_budget(cfg):
     """The configuration's time_budget_s, or ``$ORBITKERNELS_RAJ2017_TIME_BUDGET_S`` for this invocation only (not part
     of the configuration, so a resumed run keeps its cells): cells not started within the budget are skipped."""
-    env = os.environ.get("ORBITKERNELS_RAJ2017_TIME_BUDGET_S")
-    return float(env) if env else cfg.get("time_budget_s")
+    env = os.environ.get("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", "").strip()
+    return _budget_seconds("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", env) if env else cfg.get("time_budget_s")
 
 
 def _postponed(run, key, budget):
@@ -399,10 +406,26 @@ def _postponed(run, key, budget):
     outstanding cells to compute now; unset: all)."""
     if run.has(key):
         return False
-    if budget and run.session_time() > budget:
+    # 0 is a budget too (no new cell: the results file from the stored cells), as ORBITKERNELS_MOLECULES3D_BUDGET_S
+    if budget is not None and run.session_time() > budget:
         return True
-    only = [p.strip() for p in os.environ.get("ORBITKERNELS_RAJ2017_CELLS", "").split(",") if p.strip()]
+    only = _cell_patterns()
     return bool(only) and not any(fnmatch.fnmatchcase(key, p) for p in only)
+
+
+def _cell_patterns():
+    return [p.strip() for p in os.environ.get("ORBITKERNELS_RAJ2017_CELLS", "").split(",") if p.strip()]
+
+
+def _check_cell_patterns(experiment, keys):
+    """Refuse ``$ORBITKERNELS_RAJ2017_CELLS`` when none of its patterns matches any cell of the experiment
+    (``keys``, stored or not): a mistyped pattern postponed every cell, and the run then failed drawing an empty
+    figure after loading the data (and selecting the image rows' law and γ)."""
+    only = _cell_patterns()
+    if only and not any(fnmatch.fnmatchcase(k, p) for k in keys for p in only):
+        examples = ", ".join(repr(k) for k in list(keys)[:3])
+        raise ConfigurationError(f"ORBITKERNELS_RAJ2017_CELLS={os.environ['ORBITKERNELS_RAJ2017_CELLS']!r} matches "
+                                 f"none of the {len(keys)} cells of {PAPER}/{experiment} (keys such as {examples})")
 
 
 def _mean(values):
@@ -759,14 +782,20 @@ def _qm7_lambdas(cfg):
 
 def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
     """Table 1: RMSE (and MAE) on QM7 over five folds, hyper-parameters by inner CV on the training folds."""
+    _check_run_args(quick, out_dir, resume, seed, download)
     cname, cfg = _pick_config("qm7", quick, config)
+    plan, beyond = qm7_plan(cname, cfg)
+    # the environment's settings, before the data and the first cell
+    budget = _time_budget(cfg)
+    _check_engine()
+    _check_cell_patterns("qm7", [ExperimentRun.key(*c) for c in plan] + [
+        ExperimentRun.key(prefix, *c) for prefix, part in (("hyper", "layer2_exact"), *_LAYER2_PREFIX_PARTS.items())
+        for c in qm7_hyper_plan(cfg, part)])
     run = _experiment_run("qm7", {"configuration": cname, **cfg, "seed": seed,
                                   "lambdas": [float(v) for v in _qm7_lambdas(cfg)]}, out_dir, quick, resume)
     data = _QM7(cfg, seed, download)
-    plan, beyond = qm7_plan(cname, cfg)
     beyond_methods = set(beyond["methods"]) if beyond else set()
     cells, skipped = {}, []
-    budget = _time_budget(cfg)
     for method, dim, k in progress(plan, desc="qm7 cells"):
         key = run.key(method, dim, k)
         if _postponed(run, key, budget):
@@ -822,7 +851,7 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     result = run.finish({"rows": rows, "cells": cells, "folds_source": data.folds_source, "skipped_cells": skipped,
                          "beyond": beyond, "trials": trials},
                         heads, seeds={"features": seed, "folds": cfg["fold_seed"]}, notes=notes,
-                        figure=lambda p: _qm7_figure(rows, p, trials))
+                        figure=(lambda p: _qm7_figure(rows, p, trials)) if rows else None)  # no cell yet: no bars
     if skipped:  # keep the finished cells so that the next run resumes instead of starting afresh
         run._save_partial()
     return result
@@ -1348,6 +1377,7 @@ def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=Non
     The reference ("exact") kernel is :class:`HaarKernel` with r_exact = 70 Montavon permutations drawn once
     (as in the paper); the RF maps draw their own r ∈ {20, 40} permutations and D/2 frequencies.
     """
+    _check_run_args(quick, out_dir, resume, seed, download)
     from ..datasets import load_qm7
 
     cname, cfg = _pick_config("kernel_approx", quick, config)
@@ -1564,10 +1594,25 @@ def engine_options():
     ``$ORBITKERNELS_BACKEND`` ("numpy", default, or "torch") and ``$ORBITKERNELS_DEVICE`` (e.g. "cuda"). The numbers
     agree to rounding across back-ends, so this is not part of a run's configuration; the CIFAR-10 full configuration
     is meant for ``ORBITKERNELS_BACKEND=torch ORBITKERNELS_DEVICE=cuda``."""
-    backend = os.environ.get("ORBITKERNELS_BACKEND") or "numpy"
+    backend = os.environ.get("ORBITKERNELS_BACKEND", "").strip() or "numpy"
     if backend not in ("numpy", "torch"):
-        raise ValueError(f"ORBITKERNELS_BACKEND must be 'numpy' or 'torch'; got {backend!r}")
-    return {"backend": backend, "device": os.environ.get("ORBITKERNELS_DEVICE") or None, "max_memory_mb": 512}
+        raise ConfigurationError(f"ORBITKERNELS_BACKEND must be 'numpy' or 'torch'; got {backend!r}")
+    device = os.environ.get("ORBITKERNELS_DEVICE", "").strip() or None
+    if backend == "numpy" and device not in (None, "cpu"):
+        raise ConfigurationError(f"ORBITKERNELS_DEVICE={device!r} needs ORBITKERNELS_BACKEND=torch (the numpy back-end "
+                                 "runs on the CPU only)")
+    return {"backend": backend, "device": device, "max_memory_mb": 512}
+
+
+def _check_engine():
+    """Refuse a back-end or device this machine lacks (torch not installed, no GPU) before any data or cell: it
+    failed at the first feature map, as a traceback, after the cells before it were computed."""
+    eng = engine_options()
+    try:
+        get_backend(eng["backend"], eng["device"])
+    except (ImportError, RuntimeError, ValueError) as exc:
+        raise ConfigurationError(f"ORBITKERNELS_BACKEND={eng['backend']!r}, ORBITKERNELS_DEVICE={eng['device']!r}: "
+                                 f"{exc}") from None
 
 
 def _gicdf_templates(cfg, m):
@@ -1608,6 +1653,22 @@ def _select_score(method, group, gamma, X, y, train, valid, n_classes, cfg, seed
     return max(t["0"])
 
 
+def _image_plan(cfg):
+    """The rows of Tables 2/3 in the order they are computed, ``[(method, D), ...]`` (D None for exact rows)."""
+    return [(m, d) for m in cfg["methods"]
+            for d in (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(m, []))
+                      if METHODS[m].feature_map not in ("gicdf", "krr") else [None])]
+
+
+def _check_image_environment(name, cfg):
+    """The environment's settings of an image experiment, checked before its data and its first cell."""
+    _time_budget(cfg)
+    _check_engine()
+    _check_cell_patterns(name, [ExperimentRun.key(*c) for c in _image_plan(cfg)] + [
+        ExperimentRun.key(prefix, row) for prefix, part in (("hyper", "layer2_exact"), *_LAYER2_PREFIX_PARTS.items())
+        for row in (cfg.get(part) or {}).get("rows", [])])
+
+
 def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, select_angles):
     """Cells of Tables 2/3: select the group law and γ on validation (LGIKA-RF, small D), then every row.
 
@@ -1641,9 +1702,7 @@ def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, 
     if "orig_unit" in families:
         chosen["orig_unit"] = select("orig_rf", [None], "unit_norm")
     cells = {}
-    plan = [(m, d) for m in cfg["methods"]
-            for d in (list(cfg["feature_dims"]) + list(cfg.get("extra_dims", {}).get(m, []))
-                      if METHODS[m].feature_map not in ("gicdf", "krr") else [None])]
+    plan = _image_plan(cfg)
     budget = _time_budget(cfg)
 
     def features(method, dim, law, factor):
@@ -1886,7 +1945,9 @@ def rotated_mnist_split(download=False, **sizes):
 
 def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
     """Table 2 on the REGENERATED Rotated MNIST (official files unavailable): 10k train, 2k validation, 50k test."""
+    _check_run_args(quick, out_dir, resume, seed, download)
     cname, cfg = _pick_config("rotated_mnist", quick, config)
+    _check_image_environment("rotated_mnist", cfg)
     run = _experiment_run("rotated_mnist", {"configuration": cname, **cfg, "seed": seed, "lambdas": _LAMBDAS},
                           out_dir, quick, resume)
     sizes = {k: cfg[k] for k in ("n_train", "n_valid", "n_test") if cfg[k]}
@@ -1959,8 +2020,8 @@ def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=Non
                   "resume them (the partial file is kept).")
     result = run.finish({"rows": rows, "selection": chosen, "cells": cells, "source": b.source},
                         _image_heads(rows, PAPER_MNIST), seeds={"features": seed, "regeneration": 0}, notes=notes,
-                        figure=lambda p: _image_figure(rows, f"Rotated MNIST ({b.source}) — Raj et al. Table 2", p,
-                                                       96.83))
+                        figure=(lambda p: _image_figure(rows, f"Rotated MNIST ({b.source}) — Raj et al. Table 2", p,
+                                                        96.83)) if rows else None)
     if chosen.get("skipped_cells"):  # keep the finished cells for the next run to resume from
         run._save_partial()
     return result
@@ -1977,9 +2038,11 @@ def cifar_group(cfg, image_shape=(32, 32, 3)):
 def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, data=None, download=False):
     """Table 3 (CIFAR-10). ``data``: a mapping like :func:`load_cifar10`'s result (the tests pass a tiny fake);
     otherwise the loader is called, and its clear error propagates when the archive is missing."""
+    _check_run_args(quick, out_dir, resume, seed, download)
     from ..datasets import load_cifar10
 
     cname, cfg = _pick_config("cifar10", quick, config)
+    _check_image_environment("cifar10", cfg)
     b = data if data is not None else load_cifar10(download=download)
     run = ExperimentRun(PAPER, "cifar10", {"configuration": cname, **cfg, "seed": seed, "lambdas": _LAMBDAS},
                         out_dir=out_dir, quick=quick, resume=resume)
@@ -2003,7 +2066,8 @@ def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, dat
              "VonMises(κ=9), unitary action of Lemma 2.1.")
     return run.finish({"rows": rows, "selection": chosen, "cells": cells}, _image_heads(rows, PAPER_CIFAR),
                       seeds={"features": seed}, notes=notes,
-                      figure=lambda p: _image_figure(rows, f"CIFAR-10 ({cname}) — Raj et al. Table 3", p, 64.19))
+                      figure=(lambda p: _image_figure(rows, f"CIFAR-10 ({cname}) — Raj et al. Table 3", p, 64.19))
+                      if rows else None)
 
 
 # ------------------------------------------------------------------------------------------ report

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils.progress import progress
+from . import _check_run_args
 from ._common import headline_table, mean_std as _mean_std, pyplot as _matplotlib, seed_from as _rs
 from ._common import stratified as _stratified
 from ._runner import ExperimentRun, headline
@@ -222,6 +223,7 @@ def run_mnist(quick=False, out_dir=None, resume=True, seed=0, download=False):
     Grid: the (method, gamma, C) selection cells on the validation split, then (size, draw, method) cells on
     the test set; :func:`_mnist_summary` and :func:`_mnist_figure`.
     """
+    _check_run_args(quick, out_dir, resume, seed, download)
     from ..datasets import load_mnist
 
     cfg = mnist_config(quick, seed)
@@ -472,6 +474,7 @@ def _spam_score(ev):
 
 def run_spam(quick=False, out_dir=None, resume=True, seed=0, download=False):
     """Table 1: hinge / FDROP / FSCALE on Ling-Spam, clean and under the worst-case feature attack."""
+    _check_run_args(quick, out_dir, resume, seed, download)
     from ..models import InvariantLinearClassifier
 
     cfg = dict(SPAM_QUICK if quick else SPAM_FULL)

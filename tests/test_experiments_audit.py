@@ -1,0 +1,126 @@
+"""The reproductions' settings as a user gives them: environment variables, ``run(...)`` arguments, ``report``.
+
+Each bad setting is one ``orbitkernels: error:`` line naming it, before any data are read or any file is written.
+"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import shared_data_dir
+from orbitkernels.cli import main
+from orbitkernels.experiments import PAPERS, get_experiments
+from orbitkernels.utils.errors import ConfigurationError
+
+DATA = shared_data_dir()  # before the fixture below points ORBITKERNELS_DATA elsewhere
+_ENV = ("ORBITKERNELS_RAJ2017_CONFIG", "ORBITKERNELS_RAJ2017_TIME_BUDGET_S", "ORBITKERNELS_RAJ2017_CELLS",
+        "ORBITKERNELS_BACKEND", "ORBITKERNELS_DEVICE", "ORBITKERNELS_MOLECULES3D_CONFIG",
+        "ORBITKERNELS_MOLECULES3D_BUDGET_S")
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ORBITKERNELS_DATA", str(tmp_path / "no-data"))  # a check that reads data fails differently
+    return monkeypatch
+
+
+def _torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+BAD_ENV = [
+    ("raj2017", "qm7", {"ORBITKERNELS_RAJ2017_CONFIG": "bogus"}),  # under --quick too
+    ("raj2017", "kernel_approx", {"ORBITKERNELS_RAJ2017_CONFIG": "bogus"}),
+    ("raj2017", "qm7", {"ORBITKERNELS_RAJ2017_TIME_BUDGET_S": "abc"}),
+    ("raj2017", "qm7", {"ORBITKERNELS_RAJ2017_TIME_BUDGET_S": "-1"}),
+    ("raj2017", "rotated_mnist", {"ORBITKERNELS_RAJ2017_TIME_BUDGET_S": "nan"}),
+    ("raj2017", "qm7", {"ORBITKERNELS_RAJ2017_CELLS": "nomatch*"}),
+    ("raj2017", "rotated_mnist", {"ORBITKERNELS_RAJ2017_CELLS": "nomatch*"}),
+    ("raj2017", "qm7", {"ORBITKERNELS_BACKEND": "nope"}),
+    ("raj2017", "qm7", {"ORBITKERNELS_DEVICE": "cuda"}),
+    ("raj2017", "rotated_mnist", {"ORBITKERNELS_DEVICE": "cuda"}),
+    pytest.param("raj2017", "qm7", {"ORBITKERNELS_BACKEND": "torch", "ORBITKERNELS_DEVICE": "cuda"},
+                 marks=pytest.mark.skipif(_torch_cuda(), reason="a GPU is here")),
+    ("molecules3d", "qm7", {"ORBITKERNELS_MOLECULES3D_CONFIG": "bogus"}),
+    ("molecules3d", "qm7", {"ORBITKERNELS_MOLECULES3D_BUDGET_S": "abc"}),
+    ("molecules3d", "qm7", {"ORBITKERNELS_MOLECULES3D_BUDGET_S": "-1"}),
+    ("molecules3d", "qm7", {"ORBITKERNELS_MOLECULES3D_BUDGET_S": "nan"}),
+]
+
+
+@pytest.mark.parametrize("paper,experiment,env", BAD_ENV)
+def test_a_bad_environment_value_is_one_error_line_naming_it(paper, experiment, env, clean_env, tmp_path, capsys):
+    for name, value in env.items():
+        clean_env.setenv(name, value)
+    out = tmp_path / "results"
+    rc = main(["--quiet", "reproduce", paper, "-e", experiment, "--quick", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and err[0].startswith("orbitkernels: error: "), err
+    name, value = next((n, v) for n, v in env.items() if n in err[0])  # the variable that is wrong, and its value
+    assert repr(value) in err[0], err
+    assert not (out / paper).exists() or not any((out / paper).iterdir())  # nothing computed, nothing written
+
+
+def test_the_raj_time_budget_zero_starts_no_new_cell(clean_env, tmp_path):
+    data = DATA
+    if data is None or not (data / "qm7.npz").exists():
+        pytest.skip("qm7.npz not available")
+    clean_env.setenv("ORBITKERNELS_DATA", str(data))
+    clean_env.setenv("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", "0")  # as ORBITKERNELS_MOLECULES3D_BUDGET_S=0
+    res = get_experiments("raj2017")["qm7"](quick=True, out_dir=tmp_path)
+    assert res["data"]["rows"] == [] and res["figure"] is None and res["data"]["skipped_cells"]
+    assert (tmp_path / "raj2017" / "qm7_quick.partial.json").exists()  # the postponed cells wait for the next run
+    # a blank value is unset: the configuration's (quick: no) budget
+    clean_env.setenv("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", " ")
+    from orbitkernels.experiments.raj2017 import CONFIGS, _time_budget
+    assert _time_budget(CONFIGS["qm7"]["reduced"]) == CONFIGS["qm7"]["reduced"]["time_budget_s"]
+
+
+def test_the_image_rows_with_every_cell_postponed_write_a_file_without_a_figure(clean_env, tmp_path):
+    data = DATA
+    if data is None or not (data / "mnist.npz").exists():
+        pytest.skip("mnist.npz not available")
+    clean_env.setenv("ORBITKERNELS_DATA", str(data))
+    clean_env.setenv("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", "0")
+    res = get_experiments("raj2017")["rotated_mnist"](quick=True, out_dir=tmp_path)
+    assert res["data"]["rows"] == [] and res["figure"] is None and res["data"]["selection"]["skipped_cells"]
+
+
+def test_a_blank_molecules3d_budget_is_the_configurations(clean_env, tmp_path):
+    data = DATA
+    if data is None or not (data / "qm7.npz").exists():
+        pytest.skip("qm7.npz not available")
+    clean_env.setenv("ORBITKERNELS_DATA", str(data))
+    clean_env.setenv("ORBITKERNELS_MOLECULES3D_BUDGET_S", "")  # was float(''): a traceback after the first cell
+    res = get_experiments("molecules3d")["qm7"](quick=True, out_dir=tmp_path)
+    assert res["data"]["rows"] and not res["data"]["skipped_cells"]
+
+
+ALL = [(paper, name) for paper in PAPERS for name in get_experiments(paper)]
+
+
+@pytest.mark.parametrize("paper,name", ALL)
+@pytest.mark.parametrize("kwargs", [{"seed": -1}, {"seed": 1.5}, {"seed": None}, {"seed": "3"}, {"seed": True},
+                                    {"seed": 2**32}, {"quick": "no"}, {"resume": "no"}, {"download": 1},
+                                    {"out_dir": 5}])
+def test_run_refuses_arguments_it_would_misread(paper, name, kwargs, clean_env, tmp_path):
+    args = {"quick": True, "out_dir": tmp_path, **kwargs}
+    with pytest.raises(ConfigurationError, match=next(iter(kwargs))):
+        get_experiments(paper)[name](**args)
+    assert not any(tmp_path.iterdir())
+
+
+def test_report_works_on_a_results_root_without_the_molecules_run(tmp_path, capsys):
+    results, docs = tmp_path / "results", tmp_path / "docs"
+    (results / "molecules3d").mkdir(parents=True)
+    (results / "molecules3d" / "qm7_quick.json").write_text("{}")  # quick files are not rendered
+    docs.mkdir()
+    (docs / "molecules3d.md").write_text("# 3-D\n\n<!-- table:begin -->\nold\n<!-- table:end -->\n")
+    assert main(["report", "--results", str(results), "--docs", str(docs), "--readme", ""]) == 0, capsys.readouterr()
+    page = (docs / "molecules3d.md").read_text()
+    assert "Not run yet" in page and "qm7.json" in page and "old" not in page
