@@ -124,3 +124,27 @@ def test_report_works_on_a_results_root_without_the_molecules_run(tmp_path, caps
     assert main(["report", "--results", str(results), "--docs", str(docs), "--readme", ""]) == 0, capsys.readouterr()
     page = (docs / "molecules3d.md").read_text()
     assert "Not run yet" in page and "qm7.json" in page and "old" not in page
+
+
+def test_a_cell_filter_aimed_at_one_experiment_skips_the_others_of_a_paper_run(monkeypatch, capsys):
+    """ORBITKERNELS_RAJ2017_CELLS applies to every experiment of the paper: a paper-wide run skips those it matches
+    no cell of (one line each) and runs the one it aims at; alone, or matching nothing anywhere, it is an error."""
+    from orbitkernels import cli
+    from orbitkernels.utils.errors import NoMatchingCellsError
+
+    def unmatched(**kwargs):
+        raise NoMatchingCellsError("ORBITKERNELS_RAJ2017_CELLS='x' matches none of the 3 cells of raj2017/qm7")
+
+    def ran(**kwargs):
+        return {"wall_time_s": 0.0, "headline": []}
+
+    fake = {"qm7": unmatched, "rotated_mnist": ran}
+    monkeypatch.setattr("orbitkernels.experiments.get_experiments", lambda paper: fake)
+    assert cli.main(["reproduce", "raj2017"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped: raj2017/qm7 (ORBITKERNELS_RAJ2017_CELLS='x' matches none" in err
+    assert cli.main(["reproduce", "raj2017", "-e", "qm7"]) == 1  # alone: the error line itself
+    assert "orbitkernels: error: ORBITKERNELS_RAJ2017_CELLS='x' matches none" in capsys.readouterr().err
+    fake["rotated_mnist"] = unmatched
+    assert cli.main(["reproduce", "raj2017"]) == 1
+    assert "matches no cell of any experiment of raj2017" in capsys.readouterr().err

@@ -158,3 +158,23 @@ def test_molecular_refuses_positions_whose_phases_are_noise_and_names_bad_gammas
     est.transform(encode_molecules(Z, R + 1e8))  # float64 rows resolve them
     with pytest.raises(ValueError, match="gammas must be a non-empty list of positive numbers"):
         est.transform_gammas(X, ["a"])
+
+
+def test_molecular_pickle_of_a_map_fitted_before_its_fitted_parameters_existed_loads():
+    """A pickle made by 0.1.0 before weighting_, centres_, kernel_, sigma_ and cutoff_ were stored at fit loads (the
+    version matches) and transforms as the map did then, from the parameters."""
+    import pickle
+
+    from orbitkernels.features import MolecularOrbitFeatures
+    from orbitkernels.groups import encode_molecules
+
+    rng = np.random.default_rng(0)
+    X = encode_molecules(np.array([[6, 1, 1, 1, 1]] * 3), rng.normal(size=(3, 5, 3)))
+    est = MolecularOrbitFeatures(species=(1, 6), n_components=8, n_group_samples=4, random_state=0).fit(X)
+    expected = est.transform(X)
+    state = est.__getstate__()
+    for name in ("weighting_", "centres_", "kernel_", "sigma_", "cutoff_"):
+        del state[name]
+    old = MolecularOrbitFeatures.__new__(MolecularOrbitFeatures)
+    old.__setstate__(state)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(old)).transform(X), expected)

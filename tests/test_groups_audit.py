@@ -153,6 +153,9 @@ def test_polar_rotation_repr_shows_a_non_default_radius():
 @pytest.mark.parametrize("make, error, match", [
     (lambda: Discrete(["1", "2"]), TypeError, r"Discrete values must be real numbers; got \['1', '2'\]"),
     (lambda: Discrete([True, False]), TypeError, "Discrete values must be real numbers.*bool"),
+    (lambda: Discrete([1, True]), TypeError, "Discrete values must be real numbers, not booleans"),
+    (lambda: Discrete((2.0, np.bool_(True))), TypeError, "Discrete values must be real numbers, not booleans"),
+    (lambda: Discrete([1.0, 2.0], weights=[True, 2]), TypeError, "Discrete weights must be real numbers, not bool"),
     (lambda: Discrete([1.0, 2.0], weights=["1", "3"]), TypeError, "Discrete weights must be real numbers"),
     (lambda: Discrete(["a"]), TypeError, "Discrete values must be real numbers"),
     (lambda: Discrete([1j]), TypeError, "Discrete values must be real numbers"),
@@ -199,22 +202,26 @@ def test_products_check_each_factors_elements(group, E, match):
     assert np.isfinite(group.act(X, group.sample(3, 0))).all()
 
 
-def test_invariance_error_counts_changed_numeric_class_labels():
-    """A classifier's numeric labels are labels: a prediction moving from 3 to 1 is one change, not |3 - 1| / 1."""
+@pytest.mark.parametrize("low, high", [(1, 3), (1.0, 3.0), (-1.0, 1.0)])
+def test_invariance_error_counts_changed_numeric_class_labels(low, high):
+    """A classifier's numeric labels are labels, integers or floats: a prediction moving from 3 to 1 is one change,
+    not |3 - 1| / 1, and the same predictions give the same error whatever the labels' dtype."""
     from sklearn.base import BaseEstimator, ClassifierMixin
 
     class FirstEntry(ClassifierMixin, BaseEstimator):
-        """Predicts the label 3 or 1 from the sign of the first entry: a shift changes some predictions."""
+        """Predicts ``high`` or ``low`` from the sign of the first entry: a shift changes some predictions."""
 
         def fit(self, X, y):
-            self.classes_ = np.array([1, 3])
+            self.classes_ = np.array([low, high])
             return self
 
         def predict(self, X):
-            return np.where(np.asarray(X)[:, 0] > 0, 3, 1)
+            return np.where(np.asarray(X)[:, 0] > 0, high, low)
 
     X = np.random.default_rng(0).normal(size=(50, 6))
     model = FirstEntry().fit(X, np.ones(50))
     out = invariance_error(model, X, CyclicShift(6), n_elements=None, method="predict")
     assert 0.0 < out["mean"] <= out["max"] <= 1.0
     assert out["mean"] == pytest.approx(1.0 - out["agreement"])
+    changed = np.mean([(np.roll(X, s, axis=1)[:, 0] > 0) != (X[:, 0] > 0) for s in range(6)])
+    assert out["mean"] == pytest.approx(changed)

@@ -204,9 +204,17 @@ def test_distributed_ridge_refuses_normal_equations_larger_than_the_machine(monk
 def test_ridge_path_fit_gram_refuses_a_matrix_that_is_not_symmetric():
     """eigh reads one triangle: a square non-Gram matrix was fitted silently; float32 rounding still passes."""
     rng = np.random.default_rng(0)
-    F, y = rng.normal(size=(30, 200)).astype(np.float32), rng.normal(size=30)
-    K32 = F @ F.T  # float32 products: symmetric up to rounding
+    F, y = rng.normal(size=(30, 2000)).astype(np.float32), rng.normal(size=30)
+    K32 = F @ F.T
+    # products in another order (blocked, threaded) round each entry differently: a few ulps of asymmetry
+    K32 = K32 + np.spacing(K32) * rng.integers(-4, 5, size=K32.shape).astype(np.float32)
+    assert not np.array_equal(K32, K32.T)
     RidgePath([1.0]).fit_gram(K32, y)
+    scale = float(np.abs(K32).max())
+    bumped = K32.astype(np.float64)
+    bumped[0, 1] += 2e-4 * scale  # just past rtol = 1e-4 of the largest entry
+    with pytest.raises(ValueError, match="symmetric Gram matrix"):
+        RidgePath([1.0]).fit_gram(bumped, y)
     with pytest.raises(ValueError, match="symmetric Gram matrix"):
         RidgePath([1.0]).fit_gram(rng.normal(size=(30, 30)), y)
 

@@ -58,7 +58,7 @@ from pathlib import Path
 import numpy as np
 
 from ._version import __version__
-from .utils.errors import ConfigurationError
+from .utils.validation import env_count
 from .utils.io import atomic_write_json
 
 __all__ = ["run_benchmarks", "BENCHMARKS", "summarize", "render_markdown"]
@@ -74,12 +74,8 @@ def _fft_workers():
 def _threads():
     """``ORBITKERNELS_BENCH_THREADS`` (default 1); anything but a positive integer is an error naming it, not a
     traceback from ``int()`` or a count of 0 or -1 handed to BLAS."""
-    v = os.environ.get("ORBITKERNELS_BENCH_THREADS", "").strip()
-    if not v:
-        return 1
-    if not (v.isascii() and v.isdigit()) or int(v) < 1:
-        raise ConfigurationError(f"ORBITKERNELS_BENCH_THREADS must be a positive integer; got {v!r}")
-    return int(v)
+    n = env_count("ORBITKERNELS_BENCH_THREADS")
+    return 1 if n is None else n
 
 
 @contextlib.contextmanager

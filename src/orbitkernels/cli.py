@@ -101,8 +101,9 @@ def _cmd_reproduce(args):
               file=sys.stderr)
         return 2
     from .datasets import DatasetNotFoundError
+    from .utils.errors import NoMatchingCellsError
 
-    results, skipped = {}, {}
+    results, skipped, unmatched = {}, {}, {}
     for name in names:
         try:
             res = experiments[name](quick=args.quick, out_dir=args.out, resume=not args.no_resume, seed=args.seed,
@@ -111,6 +112,13 @@ def _cmd_reproduce(args):
             # "all of a paper's experiments": the ones whose data are here run, the others are named
             skipped[name] = _how_to_get(exc, download=args.download)
             print(f"skipped: {args.paper}/{name} ({skipped[name]})", file=sys.stderr)
+            continue
+        except NoMatchingCellsError as exc:
+            if len(names) == 1:
+                raise
+            # a cell filter aimed at one experiment of the paper: the others have nothing to compute
+            unmatched[name] = skipped[name] = str(exc)
+            print(f"skipped: {args.paper}/{name} ({exc})", file=sys.stderr)
             continue
         results[name] = res
         if not args.json:
@@ -124,8 +132,13 @@ def _cmd_reproduce(args):
             out = {"results": results, "skipped": skipped}
         _print_json(out)
     if not results:
-        print(f"orbitkernels: error: no experiment of {args.paper} could run: the data of "
-              f"{', '.join(skipped)} are missing", file=sys.stderr)
+        if unmatched and len(unmatched) == len(skipped):
+            print(f"orbitkernels: error: ORBITKERNELS_RAJ2017_CELLS matches no cell of any experiment of {args.paper}",
+                  file=sys.stderr)
+        else:
+            missing = [n for n in skipped if n not in unmatched]
+            print(f"orbitkernels: error: no experiment of {args.paper} could run: the data of "
+                  f"{', '.join(missing)} are missing", file=sys.stderr)
         return 1
     return 0
 

@@ -26,19 +26,19 @@ def _output(estimator, X, method):
     if not hasattr(estimator, method):
         raise TypeError(f"{type(estimator).__name__} has no method {method!r}")
     out = np.asarray(getattr(estimator, method)(X))
-    # a classifier's predict returns class labels of any type (strings, 3 and 1): those are compared, not
-    # subtracted (|3 - 1| / |1| would count one changed prediction as 2)
-    labels = method == "predict" and is_classifier(estimator)
-    if out.dtype.kind in "biuf" and not labels:
+    # a classifier's predict returns class labels of any type (strings, 3 and 1, -1.0 and 1.0): those are compared,
+    # not subtracted (|3 - 1| / |1| would count one changed prediction as 2)
+    labels = (method == "predict" and is_classifier(estimator)) or out.dtype.kind not in "biuf"
+    if not labels:
         out = out.astype(float)
-    return out.reshape(len(X), -1), method
+    return out.reshape(len(X), -1), method, labels
 
 
-def _change(out, base, norm):
+def _change(out, base, norm, labels):
     """Per-row relative change: ||out - base|| / ||base|| for numbers, 1.0 / 0.0 (changed or not) for labels."""
-    if base.dtype.kind == "f" and out.dtype.kind == "f":
-        return np.linalg.norm(out - base, axis=1) / norm
-    return np.any(out != base, axis=1).astype(float)
+    if labels:
+        return np.any(out != base, axis=1).astype(float)
+    return np.linalg.norm(out - base, axis=1) / norm
 
 
 def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, method="auto"):
@@ -70,15 +70,15 @@ def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, me
         E = group.elements()
     else:
         E = group.sample(check_int(n_elements, "n_elements", min_value=1, max_value=MAX_COUNT), rng)
-    base, method = _output(estimator, X, method)
-    norm = np.linalg.norm(base, axis=1) if base.dtype.kind == "f" else np.ones(len(base))
+    base, method, labels = _output(estimator, X, method)
+    norm = np.ones(len(base)) if labels else np.linalg.norm(base, axis=1)
     norm = np.where(norm > 0, norm, 1.0)
     if group.is_data_dependent:
         moved = [group.act_each(X, np.repeat(e[None], len(X), axis=0)) for e in E]
     else:
         moved = list(group.act(X, E))
     outputs = [_output(estimator, Xg, method)[0] for Xg in moved]
-    rel = np.array([_change(o, base, norm) for o in outputs])
+    rel = np.array([_change(o, base, norm, labels) for o in outputs])
     out = {"mean": float(rel.mean()), "max": float(rel.max()), "per_element": rel.mean(axis=1).tolist(),
            "method": method, "n_elements": len(E)}
     if method == "predict":

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.fft
 
 from . import _fused
-from ..utils.errors import ConfigurationError
+from ..utils.validation import env_count, is_count_text
 from ._common import rbf_pool_passes, trig_pool_passes
 
 __all__: list[str] = []  # reached through orbitkernels.backends.get_backend
@@ -26,19 +26,9 @@ THREADS_ENV = "ORBITKERNELS_NUM_THREADS"
 _local = threading.local()
 
 
-def _is_count(v):
-    # ASCII digits only: str.isdigit() also takes "²", which int() refuses with a bare ValueError
-    return v.isascii() and v.isdigit()
-
-
 def _env_threads():
     """``ORBITKERNELS_NUM_THREADS`` as a count, or None when unset; anything but a positive integer is an error."""
-    v = os.environ.get(THREADS_ENV, "").strip()
-    if not v:
-        return None
-    if not _is_count(v) or int(v) < 1:
-        raise ConfigurationError(f"{THREADS_ENV} must be a positive integer; got {v!r}")
-    return int(v)
+    return env_count(THREADS_ENV)
 
 
 def _cores():
@@ -61,7 +51,7 @@ def _workers():
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         # OpenMP's list form "4,2" gives the outermost level first: that level's count is this call's
         v = os.environ.get(var, "").split(",")[0].strip()
-        if v and _is_count(v):
+        if v and is_count_text(v):
             return max(1, int(v))
     return _cores()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..models.ridge import RidgePath as _RidgePath
+from .report import _verdict
 
 __all__ = ["PAPER_SAMPLING", "PAPER_FREQUENCIES", "RidgePath", "kernel_ridge_path", "kfold_indices", "headline_table",
            "pyplot", "mean_std", "seed_from", "stratified"]
@@ -133,12 +134,8 @@ def headline_table(headline, digits=2, row_format=None):
     for h in headline:
         spec = (row_format(h) if row_format is not None else None) or f".{digits}f"
         ours, paper = h.get("ours"), h.get("paper")
-        if ours is None or paper is None:
-            meets = "—"
-        elif h.get("better") == "closer":  # as headline() defines it and the report's verdict reads it
-            meets = "yes" if abs(ours - paper) <= h.get("tolerance", 0.1 * abs(paper)) else "no"
-        else:
-            beats = ours >= paper if h.get("better") == "higher" else ours <= paper
-            meets = "yes" if beats or abs(ours - paper) <= h.get("tolerance", 0.0) else "no"
+        # the results page's verdict, so that the two cannot disagree (better="closer", tolerance)
+        verdict = _verdict(h)
+        meets = "—" if not verdict else "yes" if verdict.startswith(("meets", "matches")) else "no"
         lines.append(f"| {h['name']} | {_fmt(ours, spec)} | {_fmt(paper, spec)} | {h.get('better', '')} | {meets} |")
     return "\n".join(lines)

@@ -29,7 +29,7 @@ from ..groups import (CoulombPermutation, ImageRotation, ImageScaling, ImageTran
 from ..groups.polar import PolarRotation
 from ..kernels import HaarKernel
 from ..models.ridge import RidgePath as _RidgePathSolver, centre_gram
-from ..utils.errors import ConfigurationError
+from ..utils.errors import ConfigurationError, NoMatchingCellsError
 from ..utils.progress import progress
 from . import _budget_seconds, _check_run_args
 from ._common import (PAPER_FREQUENCIES, PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices,
@@ -424,7 +424,7 @@ def _check_cell_patterns(experiment, keys):
     only = _cell_patterns()
     if only and not any(fnmatch.fnmatchcase(k, p) for k in keys for p in only):
         examples = ", ".join(repr(k) for k in list(keys)[:3])
-        raise ConfigurationError(f"ORBITKERNELS_RAJ2017_CELLS={os.environ['ORBITKERNELS_RAJ2017_CELLS']!r} matches "
+        raise NoMatchingCellsError(f"ORBITKERNELS_RAJ2017_CELLS={os.environ['ORBITKERNELS_RAJ2017_CELLS']!r} matches "
                                  f"none of the {len(keys)} cells of {PAPER}/{experiment} (keys such as {examples})")
 
 

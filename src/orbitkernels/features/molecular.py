@@ -211,6 +211,15 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
                              f"{list(self.species_)}; pass every species that occurs")
         return X, Z, R
 
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # a map fitted by 0.1.0 before its fitted copies of these parameters existed read them live; they had
+        # not changed since its fit unless set_params was called, which crashed or changed its features then
+        if "templates_" in self.__dict__ and "centres_" not in self.__dict__:
+            self.weighting_, self.centres_, self.kernel_ = self.weighting, self.centres, self.kernel
+            self.sigma_ = float(self.sigma)
+            self.cutoff_ = None if self.cutoff is None else float(self.cutoff)
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the wavevectors, the templates, the offsets and the rotations (all the randomness)."""

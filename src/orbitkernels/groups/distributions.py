@@ -266,7 +266,10 @@ class LogNormal(Distribution):
 
 
 def _numeric_array(values, name):
-    # np.asarray(["1", "2"], dtype=float) and np.asarray([True, False], dtype=float) would convert silently
+    # np.asarray(["1", "2"], dtype=float) and np.asarray([True, False], dtype=float) would convert silently, and
+    # np.asarray([1, True]) is the numbers 1 and 1: booleans are looked for among the items themselves
+    if isinstance(values, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in values):
+        raise TypeError(f"Discrete {name} must be real numbers, not booleans; got {values!r}")
     try:
         arr = np.asarray(values)
     except ValueError:  # a ragged sequence

@@ -70,7 +70,7 @@ def check_scaling_params(K, l, u):
     return K, l, u
 
 
-def _check_real(a, name):
+def _refuse_text_and_complex(a, name):
     """Refuse text and complex input (float64 conversion would parse "1.5" and drop imaginary parts in silence)."""
     data = a.data if sp.issparse(a) else a
     check_not_text(data, name)
@@ -81,7 +81,7 @@ def _check_real(a, name):
 
 def _check_pm1(y, n):
     """Labels ``y`` as n floats in {-1, +1}: a scalar applies to every row, anything else needs one per row."""
-    y = np.asarray(_check_real(y, "y"), dtype=np.float64)
+    y = np.asarray(_refuse_text_and_complex(y, "y"), dtype=np.float64)
     if y.ndim and y.shape != (n,):
         raise ValueError(f"y must be a scalar or 1-D with one label per row of X ({n}); got shape {y.shape}")
     y = np.broadcast_to(y, (n,))
@@ -91,7 +91,7 @@ def _check_pm1(y, n):
 
 
 def _check_w(w, d):
-    w = np.asarray(_check_real(w, "w"), dtype=np.float64).ravel()
+    w = np.asarray(_refuse_text_and_complex(w, "w"), dtype=np.float64).ravel()
     if w.shape[0] != d:
         raise ValueError(f"w has {w.shape[0]} entries, but x has {d} features")
     if not np.isfinite(w).all():
@@ -139,7 +139,7 @@ def fscale_worst_case(x, y, w, K, l=0.0, u=1.0, *, return_scaling=False):
     """
     K, l, u = check_scaling_params(K, l, u)
     y = _check_label(y)
-    _check_real(x, "x")
+    _refuse_text_and_complex(x, "x")
     if sp.issparse(x):
         row = sp.csr_matrix(x, dtype=np.float64, copy=True)
         if row.shape[0] != 1:
@@ -217,7 +217,7 @@ def worst_case_scaling(X, y, w, K, l=0.0, u=1.0):
     K, l, u : see :func:`fscale_worst_case`
     """
     K, l, u = check_scaling_params(K, l, u)
-    _check_real(X, "X")
+    _refuse_text_and_complex(X, "X")
     sparse = sp.issparse(X)
     if sparse:
         Xc = sp.csr_matrix(X, dtype=np.float64, copy=True)
@@ -304,7 +304,7 @@ def worst_case_attack(clf_or_w, X, K, mode="drop", l=None, u=None, y=None):
     K, l, u = check_scaling_params(K, l, u)
     w, b, classes = _linear_model(clf_or_w)
     if not sp.issparse(X):
-        X = np.asarray(_check_real(X, "X"))
+        X = np.asarray(_refuse_text_and_complex(X, "X"))
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D; got shape {X.shape}")
     w = _check_w(w, X.shape[1])  # before X @ w: its error would not say which array is wrong

@@ -59,7 +59,7 @@ def _check_symmetric(K, rtol=1e-4, block=1024):
     test rows against training rows that happens to be square) would be fitted silently and wrongly. Rounding
     of float32 products leaves a few ulps of asymmetry, far below ``rtol`` of the largest entry. Checked in
     row blocks so that the check needs no n × n temporary."""
-    scale = float(np.abs(K).max()) if K.size else 0.0
+    scale = max(abs(float(K.max())), abs(float(K.min()))) if K.size else 0.0  # np.abs(K) would be an n × n copy
     worst = max((float(np.abs(K[i:i + block] - K[:, i:i + block].T).max()) for i in range(0, len(K), block)),
                 default=0.0)
     if worst > rtol * scale:

@@ -5,7 +5,7 @@ other exception is a bug and keeps its traceback.
 """
 from __future__ import annotations
 
-__all__ = ["ConfigurationError", "UserError"]
+__all__ = ["ConfigurationError", "NoMatchingCellsError", "UserError"]
 
 
 class UserError(Exception):
@@ -14,3 +14,9 @@ class UserError(Exception):
 
 class ConfigurationError(ValueError, UserError):
     """A named configuration or option (e.g. from an environment variable) that does not exist."""
+
+
+class NoMatchingCellsError(ConfigurationError):
+    """A cell filter (``ORBITKERNELS_RAJ2017_CELLS``) that matches no cell of one experiment. Run alone, the
+    experiment refuses it; in a run of a paper's every experiment the command line skips that experiment, so that a
+    filter aimed at one experiment still runs it, and fails only when it matches no cell of any."""

@@ -6,6 +6,7 @@ parameter and the offending value: nothing is silently coerced or truncated.
 from __future__ import annotations
 
 import numbers
+import os
 from numbers import Integral, Real
 
 import numpy as np
@@ -262,6 +263,25 @@ def check_not_text(X, name="X"):
                     f"be a string or a real number, not '{type(v).__name__}'; pass a numeric array"
                 )
     return X
+
+
+def is_count_text(v):
+    """Whether ``v`` spells a whole number in ASCII digits: str.isdigit() also takes "²", which int() refuses."""
+    return v.isascii() and v.isdigit()
+
+
+def env_count(name):
+    """The environment variable ``name`` as a positive integer, or None when unset or blank; anything else is a
+    :class:`~orbitkernels.utils.errors.ConfigurationError` naming it (not a traceback from ``int()``, nor a count
+    of 0 or -1 handed on to BLAS or a thread pool)."""
+    from .errors import ConfigurationError
+
+    v = os.environ.get(name, "").strip()
+    if not v:
+        return None
+    if not is_count_text(v) or int(v) < 1:
+        raise ConfigurationError(f"{name} must be a positive integer; got {v!r}")
+    return int(v)
 
 
 def scale_gamma(X):
