@@ -123,7 +123,11 @@ def test_without_transformations_equals_crammer_singer():
     C = 0.5
     ours = InvariantSVC(C=C, kernel="linear", tol=1e-7, max_iter=300).fit(X, y)
     W = ours.dual_coef_.T @ ours.support_vectors_
-    ref = LinearSVC(multi_class="crammer_singer", C=C, fit_intercept=False, tol=1e-10, max_iter=200000).fit(X, y)
+    with warnings.catch_warnings():
+        # scikit-learn 1.6's liblinear (the oldest pins) stops short of tol=1e-10 and says so; the reference only
+        # needs to be as close as the assertions below ask, which they check
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = LinearSVC(multi_class="crammer_singer", C=C, fit_intercept=False, tol=1e-10, max_iter=200000).fit(X, y)
 
     def primal(W):
         S = X @ W.T
