@@ -104,11 +104,15 @@ def test_torch_cdf_pool_sorts_on_devices_and_scatters_on_the_cpu(monkeypatch):
     assert called == ["scatter", "sorted"]
 
 
+def _quarter_turns_map(**kw):
+    """The small map of the device tests: 8 orbit frequencies of 6x6 images under the 4 quarter turns."""
+    return OrbitFourierFeatures(ImageRotation((6, 6), n_angles=4), n_components=8, random_state=0, **kw)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_torch_estimator_pickles_on_its_device(device, rng):
-    g = ImageRotation((6, 6), n_angles=4)
     X = rng.normal(size=(5, 36))
-    f = OrbitFourierFeatures(g, n_components=8, backend="torch", device=device, random_state=0).fit(X)
+    f = _quarter_turns_map(backend="torch", device=device).fit(X)
     F = f.transform(X)
     assert isinstance(F, np.ndarray)
     h = pickle.loads(pickle.dumps(f))
@@ -195,11 +199,9 @@ def test_device_may_be_a_torch_device(device, rng):
 
     from orbitkernels.features import MolecularOrbitFeatures
 
-    g = ImageRotation((6, 6), n_angles=4)
     X = rng.normal(size=(5, 36))
-    by_name = OrbitFourierFeatures(g, n_components=8, backend="torch", device=device, random_state=0).fit(X)
-    F = by_name.transform(X)
-    f = OrbitFourierFeatures(g, n_components=8, backend="torch", device=torch.device(device), random_state=0).fit(X)
+    F = _quarter_turns_map(backend="torch", device=device).fit(X).transform(X)
+    f = _quarter_turns_map(backend="torch", device=torch.device(device)).fit(X)
     assert f.plan_.backend.device == torch.device(device)
     np.testing.assert_array_equal(f.transform(X), F)
     assert clone(f).device == torch.device(device)
@@ -207,9 +209,8 @@ def test_device_may_be_a_torch_device(device, rng):
     MolecularOrbitFeatures(species=(1, 6), n_components=4, n_wavevectors=2, n_group_samples=2,
                            backend="torch", device=torch.device(device))._validate_params()
     if device == "cpu":  # NumPy runs on the CPU, named either way
-        a = OrbitFourierFeatures(g, n_components=8, device=torch.device("cpu"), random_state=0).fit(X)
-        np.testing.assert_array_equal(a.transform(X), OrbitFourierFeatures(g, n_components=8, random_state=0)
-                                      .fit(X).transform(X))
+        a = _quarter_turns_map(device=torch.device("cpu")).fit(X)
+        np.testing.assert_array_equal(a.transform(X), _quarter_turns_map().fit(X).transform(X))
 
 
 def test_devices_that_are_not_are_refused_by_name(rng):

@@ -58,8 +58,8 @@ from pathlib import Path
 import numpy as np
 
 from ._version import __version__
-from .utils.validation import env_count
 from .utils.io import atomic_write_json
+from .utils.validation import env_count
 
 __all__ = ["run_benchmarks", "BENCHMARKS", "summarize", "render_markdown"]
 

@@ -39,6 +39,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .models.distributed_ridge import _NUMERIC_KINDS, _class_block, _decision_block
 from .utils.dispatch import is_dask_array, register
+from .utils.validation import check_not_text
 
 __all__ = [
     "DaskBlocks",
@@ -111,13 +112,9 @@ def _check_dask_meta(X, name):
     if meta is not None and not isinstance(meta, np.ndarray):
         raise TypeError(f"{name} is a dask array of {type(meta).__module__}.{type(meta).__name__} blocks; sparse "
                         "or non-numpy blocks are not supported, dense numpy blocks are required")
-    kind = X.dtype.kind
-    if kind == "c":
+    if X.dtype.kind == "c":
         raise ValueError(f"{name} has dtype {X.dtype}: complex data is not supported")
-    if kind in "US":
-        raise TypeError(f"{name} has a text dtype ({X.dtype}); pass a numeric array, not strings")
-    if kind in "mM":
-        raise TypeError(f"{name} has a time dtype ({X.dtype}); pass a numeric array")
+    check_not_text(np.empty((0, 0), dtype=X.dtype), name)  # the in-memory rule for text and time dtypes
 
 
 def _out_dtype(dtype):

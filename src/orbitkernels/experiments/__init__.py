@@ -55,12 +55,16 @@ def _check_run_args(quick, out_dir, resume, seed, download):
         raise ConfigurationError(f"out_dir must be a path (str or os.PathLike) or None; got {out_dir!r}")
 
 
-def _budget_seconds(variable, text):
-    """``text`` (the value of the environment variable ``variable``) as a time budget in seconds, finite and >= 0;
-    anything else is a :class:`~orbitkernels.utils.errors.ConfigurationError` (not a traceback, and not "nan" or a
-    negative number that silently postponed every cell)."""
+def _env_budget(variable, default):
+    """The time budget in seconds that the environment variable ``variable`` sets for this invocation, or
+    ``default`` (the configuration's) when it is unset or blank; a value that is not a finite number >= 0 is a
+    :class:`~orbitkernels.utils.errors.ConfigurationError` (not a traceback, and not "nan" or a negative number
+    that silently postponed every cell)."""
     from ..utils.errors import ConfigurationError
 
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return default
     try:
         value = float(text)
     except ValueError:
@@ -69,3 +73,19 @@ def _budget_seconds(variable, text):
         raise ConfigurationError(f"{variable}={text!r} is not a time budget: give a number of seconds >= 0 "
                                  "(0 starts no new cell)")
     return value
+
+
+def _config_name(configs, variable, where, quick, config, default):
+    """The name of the configuration a run uses: "quick" under ``quick``, else ``config``, else ``$variable``,
+    else ``default``. A ``$variable`` that names no configuration is refused under ``quick`` too (which overrides
+    it), so that a mistyped value does not pass unnoticed until the real run; so is an unknown ``config``."""
+    from ..utils.errors import ConfigurationError
+
+    env = os.environ.get(variable, "").strip()
+    if config is None and env and env not in configs:
+        raise ConfigurationError(f"{variable}={env!r} is not a configuration of {where}; "
+                                 f"choose one of {sorted(k for k in configs if k != 'quick')}")
+    name = "quick" if quick else (config or env or default)
+    if name not in configs:
+        raise ConfigurationError(f"unknown configuration {name!r} for {where}; choose one of {sorted(configs)}")
+    return name

@@ -24,7 +24,6 @@ writes ``docs/molecules3d.md`` from ``results/molecules3d/qm7.json``.
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -35,8 +34,7 @@ from sklearn.kernel_approximation import RBFSampler
 from ..features import MolecularOrbitFeatures, OrbitFourierFeatures
 from ..groups import CoulombPermutation, Rotation3D, encode_molecules
 from ..models.ridge import RidgePath
-from ..utils.errors import ConfigurationError
-from . import _budget_seconds, _check_run_args
+from . import _check_run_args, _config_name, _env_budget
 from ._common import pyplot as _pyplot
 from ._raj_eval import median_sq_dist, regression_scores
 from ._runner import ExperimentRun, default_results_dir, headline
@@ -108,15 +106,7 @@ CONFIGS = {
 
 
 def _pick_config(quick, config):
-    env = os.environ.get("ORBITKERNELS_MOLECULES3D_CONFIG", "").strip()
-    # checked under --quick too (which overrides it): a mistyped value must not pass unnoticed until the real run
-    if config is None and env and env not in CONFIGS["qm7"]:
-        raise ConfigurationError(f"ORBITKERNELS_MOLECULES3D_CONFIG={env!r} is not a configuration of {PAPER}/qm7; "
-                                 f"choose from {sorted(k for k in CONFIGS['qm7'] if k != 'quick')}")
-    name = "quick" if quick else (config or env or "full")
-    if name not in CONFIGS["qm7"]:
-        raise ConfigurationError(f"unknown configuration {name!r} for {PAPER}/qm7; choose from "
-                                 f"{sorted(CONFIGS['qm7'])}")
+    name = _config_name(CONFIGS["qm7"], "ORBITKERNELS_MOLECULES3D_CONFIG", f"{PAPER}/qm7", quick, config, "full")
     return name, CONFIGS["qm7"][name]
 
 
@@ -263,8 +253,7 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     # ORBITKERNELS_MOLECULES3D_BUDGET_S overrides the budget without changing the configuration (it decides
     # which cells run now, not their numbers), e.g. 0 to write the results file from the stored cells only;
     # read before the data and the first cell, so that a malformed value costs nothing
-    env = os.environ.get("ORBITKERNELS_MOLECULES3D_BUDGET_S", "").strip()
-    budget = _budget_seconds("ORBITKERNELS_MOLECULES3D_BUDGET_S", env) if env else cfg["time_budget_s"]
+    budget = _env_budget("ORBITKERNELS_MOLECULES3D_BUDGET_S", cfg["time_budget_s"])
     run = ExperimentRun(PAPER, "qm7", {"name": cname, **cfg, "seed": seed}, out_dir=out_dir, quick=quick,
                         resume=resume, cell_scope=_cell_scope)
     data = _Data(cfg, seed, download)

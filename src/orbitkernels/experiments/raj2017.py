@@ -31,7 +31,7 @@ from ..kernels import HaarKernel
 from ..models.ridge import RidgePath as _RidgePathSolver, centre_gram
 from ..utils.errors import ConfigurationError, NoMatchingCellsError
 from ..utils.progress import progress
-from . import _budget_seconds, _check_run_args
+from . import _check_run_args, _config_name, _env_budget
 from ._common import (PAPER_FREQUENCIES, PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices,
                       pyplot as _pyplot, seed_from)
 from ._raj_eval import (WideLayer2, holdout_select, inner_cv_select, layer2_scale, loo_select, median_sq_dist,
@@ -371,16 +371,7 @@ QM7_BEYOND = {
 
 
 def _pick_config(experiment, quick, config):
-    env = os.environ.get("ORBITKERNELS_RAJ2017_CONFIG", "").strip()
-    # checked under --quick too (which overrides it): a mistyped value must not pass unnoticed until the real run
-    if config is None and env and env not in CONFIGS[experiment]:
-        raise ConfigurationError(f"ORBITKERNELS_RAJ2017_CONFIG={env!r} is not a configuration of {experiment}; "
-                                 f"choose one of {sorted(k for k in CONFIGS[experiment] if k != 'quick')}")
-    name = "quick" if quick else (config or env or "reduced")
-    if name not in CONFIGS[experiment]:
-        # a user's setting: one error line at the CLI, not a traceback
-        raise ConfigurationError(f"unknown configuration {name!r} for {experiment}; choose one of "
-                                 f"{sorted(CONFIGS[experiment])}")
+    name = _config_name(CONFIGS[experiment], "ORBITKERNELS_RAJ2017_CONFIG", experiment, quick, config, "reduced")
     return name, dict(CONFIGS[experiment][name])
 
 
@@ -395,8 +386,7 @@ def _experiment_run(name, config, out_dir, quick, resume):
 def _time_budget(cfg):
     """The configuration's time_budget_s, or ``$ORBITKERNELS_RAJ2017_TIME_BUDGET_S`` for this invocation only (not part
     of the configuration, so a resumed run keeps its cells): cells not started within the budget are skipped."""
-    env = os.environ.get("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", "").strip()
-    return _budget_seconds("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", env) if env else cfg.get("time_budget_s")
+    return _env_budget("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", cfg.get("time_budget_s"))
 
 
 def _postponed(run, key, budget):
@@ -785,12 +775,7 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
     _check_run_args(quick, out_dir, resume, seed, download)
     cname, cfg = _pick_config("qm7", quick, config)
     plan, beyond = qm7_plan(cname, cfg)
-    # the environment's settings, before the data and the first cell
-    budget = _time_budget(cfg)
-    _check_engine()
-    _check_cell_patterns("qm7", [ExperimentRun.key(*c) for c in plan] + [
-        ExperimentRun.key(prefix, *c) for prefix, part in (("hyper", "layer2_exact"), *_LAYER2_PREFIX_PARTS.items())
-        for c in qm7_hyper_plan(cfg, part)])
+    budget = _check_environment("qm7", cfg, plan, lambda part: qm7_hyper_plan(cfg, part))
     run = _experiment_run("qm7", {"configuration": cname, **cfg, "seed": seed,
                                   "lambdas": [float(v) for v in _qm7_lambdas(cfg)]}, out_dir, quick, resume)
     data = _QM7(cfg, seed, download)
@@ -1660,13 +1645,22 @@ def _image_plan(cfg):
                       if METHODS[m].feature_map not in ("gicdf", "krr") else [None])]
 
 
-def _check_image_environment(name, cfg):
-    """The environment's settings of an image experiment, checked before its data and its first cell."""
-    _time_budget(cfg)
+def _check_environment(experiment, cfg, plan, layer2_cells):
+    """The environment's settings of an experiment, checked before its data and its first cell: the time budget
+    (returned), the back-end and device, and the cell patterns against the cells of its first layers (``plan``) and
+    of each second-layer part (``layer2_cells(part)``, tuples of key parts)."""
+    budget = _time_budget(cfg)
     _check_engine()
-    _check_cell_patterns(name, [ExperimentRun.key(*c) for c in _image_plan(cfg)] + [
-        ExperimentRun.key(prefix, row) for prefix, part in (("hyper", "layer2_exact"), *_LAYER2_PREFIX_PARTS.items())
-        for row in (cfg.get(part) or {}).get("rows", [])])
+    parts = (("hyper", "layer2_exact"), *_LAYER2_PREFIX_PARTS.items())
+    _check_cell_patterns(experiment, [ExperimentRun.key(*c) for c in plan]
+                         + [ExperimentRun.key(prefix, *c) for prefix, part in parts for c in layer2_cells(part)])
+    return budget
+
+
+def _check_image_environment(name, cfg):
+    """:func:`_check_environment` of an image experiment: its second-layer cells are its rows ("method|D")."""
+    _check_environment(name, cfg, _image_plan(cfg),
+                       lambda part: [(row,) for row in (cfg.get(part) or {}).get("rows", [])])
 
 
 def _image_run(run, X, y, train, valid, test, n_classes, make_group, cfg, seed, select_angles):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..backends import BACKENDS
@@ -16,6 +16,7 @@ from ..utils.validation import (
     check_budget,
     check_int,
     check_not_text,
+    check_param_again,
     check_random_state,
     count_constraint,
     device_constraints,
@@ -164,9 +165,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         if is_dask_array(X):
             return dask_call("transform", self, X)
         check_is_fitted(self, "plan_")
-        # the budget may have been changed with set_params after fit: check it like fit does
-        validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},
-                                       {"max_memory_mb": self.max_memory_mb}, caller_name=type(self).__name__)
+        check_param_again(self, "max_memory_mb")  # set_params after fit may have changed the budget
         X = self._validate_X(X, reset=False)
         return self._map(X, self._pool_spec(), self._n_features_out)
 

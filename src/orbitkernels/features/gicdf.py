@@ -5,13 +5,14 @@ from numbers import Real
 
 import numpy as np
 
-from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils.validation import (
     MAX_COUNT,
     StrictInterval,
     check_int,
+    check_param_again,
     check_random_state,
     check_real,
     count_constraint,
@@ -239,9 +240,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         if not given:
             raise ValueError(f"n_bins_list must be a non-empty list of positive integers; got {n_bins_list!r}")
         bins = [check_int(n, f"n_bins_list[{i}]", min_value=1, max_value=MAX_COUNT) for i, n in enumerate(given)]
-        # the budget may have been changed with set_params after fit: check it as transform does
-        validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},
-                                       {"max_memory_mb": self.max_memory_mb}, caller_name=type(self).__name__)
+        check_param_again(self, "max_memory_mb")  # set_params after fit may have changed the budget
         X = self._validate_X(X, reset=False)
         pool = self._pool_spec(bins)
         F = self._map(X, pool, pool.n_out(self.n_templates_))

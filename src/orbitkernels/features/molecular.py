@@ -41,7 +41,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..backends import BACKENDS, get_backend
@@ -52,6 +52,7 @@ from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
     check_budget,
     check_not_text,
+    check_param_again,
     check_random_state,
     count_constraint,
     device_constraints,
@@ -216,9 +217,15 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         # a map fitted by 0.1.0 before its fitted copies of these parameters existed read them live; they had
         # not changed since its fit unless set_params was called, which crashed or changed its features then
         if "templates_" in self.__dict__ and "centres_" not in self.__dict__:
-            self.weighting_, self.centres_, self.kernel_ = self.weighting, self.centres, self.kernel
-            self.sigma_ = float(self.sigma)
-            self.cutoff_ = None if self.cutoff is None else float(self.cutoff)
+            self._fix_parameters()
+
+    def _fix_parameters(self):
+        """The parameters every transform reads, as fitted values (set_params afterwards changes nothing until the
+        next fit): a live weighting or centres gave templates of the wrong width, a live sigma, kernel or cutoff
+        other features than the fitted map's."""
+        self.weighting_, self.centres_, self.kernel_ = self.weighting, self.centres, self.kernel
+        self.sigma_ = float(self.sigma)
+        self.cutoff_ = None if self.cutoff is None else float(self.cutoff)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -231,12 +238,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         X, _, _ = self._molecules(X, reset=True)
         if self.cutoff is not None and self.centres != "atoms":
             raise ValueError("cutoff windows atom-centred environments: it needs centres='atoms'")
-        # what transform reads is fixed here, at fit, as in the engine's maps (set_params afterwards changes
-        # nothing): a live weighting or centres gave templates of the wrong width, a live sigma, kernel or
-        # cutoff other features than the fitted map's
-        self.weighting_, self.centres_, self.kernel_ = self.weighting, self.centres, self.kernel
-        self.sigma_ = float(self.sigma)
-        self.cutoff_ = None if self.cutoff is None else float(self.cutoff)
+        self._fix_parameters()  # as in the engine's maps
         rng = check_random_state(self.random_state)
         group = Rotation3D() if self.group is None else self.group
         if group.n_features is not None and group.n_features != X.shape[1]:
@@ -277,9 +279,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         selection costs one projection plus one cosine per γ.
         """
         check_is_fitted(self, "templates_")
-        # the budget may have been changed with set_params after fit: check it as fit does
-        validate_parameter_constraints({"max_memory_mb": self._parameter_constraints["max_memory_mb"]},
-                                       {"max_memory_mb": self.max_memory_mb}, caller_name=type(self).__name__)
+        check_param_again(self, "max_memory_mb")  # set_params after fit may have changed the budget
         try:
             gammas = [float(g) for g in np.atleast_1d(np.asarray(gammas, dtype=float))]
         except (TypeError, ValueError):

@@ -29,8 +29,8 @@ from sklearn.utils.validation import (
 
 from ..utils.dispatch import dask_call, is_dask_array
 from ..utils.persistence import VersionedPickleMixin
-from ..utils.validation import RANDOM_STATE_CONSTRAINT, StrictInterval, count_constraint
-from .invariant_svm import _physical_memory_bytes
+from ..utils.validation import (RANDOM_STATE_CONSTRAINT, StrictInterval, count_constraint,
+                                physical_memory_bytes as _physical_memory_bytes)
 from .ridge import RidgePath
 
 __all__ = ["DistributedRidge", "DistributedRidgeClassifier", "holdout_mask"]

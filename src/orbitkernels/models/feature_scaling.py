@@ -39,6 +39,7 @@ from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
     StrictInterval,
     check_int,
+    check_labels_per_row,
     check_not_text,
     check_random_state,
     check_real,
@@ -482,9 +483,7 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
         self._validate_params()
         K, l, u = self._invariance(self.loss, self.K, self.l, self.u)
         X = validate_data(self, check_not_text(X, "X"), accept_sparse="csr", dtype=np.float64, reset=False)
-        y = np.asarray(y)
-        if y.shape != (X.shape[0],):
-            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
+        y = check_labels_per_row(y, X.shape[0])
         if not np.isin(y, self.classes_).all():  # else scored as classes_[0] in silence
             raise ValueError(f"y has labels outside the classifier's classes {list(self.classes_)}")
         ys = np.where(y == self.classes_[1], 1.0, -1.0)

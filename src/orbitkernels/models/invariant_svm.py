@@ -46,7 +46,6 @@ is always included) or as a worst-case ``oracle(model, x, y) -> (x', y')``
 """
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -63,12 +62,14 @@ from ..utils.kernels import PairwiseKernel, rbf_from_dots
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
+    check_labels_per_row,
     check_not_text,
     check_random_state,
     check_rbf_precision,
     count_constraint,
     finite_real_constraint,
     max_sq_norm,
+    physical_memory_bytes as _physical_memory_bytes,
     positive_real_constraint,
     scale_gamma,
 )
@@ -232,14 +233,6 @@ def _clarabel_block(Q, q, local, h):
     if result.status != clarabel.SolverStatus.Solved:
         return None
     return np.array(result.x)
-
-
-def _physical_memory_bytes():
-    """The machine's physical memory (8 GiB where the platform does not report it)."""
-    try:
-        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
-        return 8192.0 * 2**20
 
 
 def _cache_dtype(n_cand):
@@ -1196,10 +1189,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ diagnostics
     def _labels_index(self, y, n):
-        y = np.asarray(y)
-        # one label per row of X: a shorter y was broadcast (length 1) or failed deep in numpy
-        if y.shape != (n,):
-            raise ValueError(f"y must be 1-D with one label per row of X ({n}); got shape {y.shape}")
+        y = check_labels_per_row(y, n)
         idx = np.searchsorted(self.classes_, y)
         idx = np.clip(idx, 0, len(self.classes_) - 1)
         if not (self.classes_[idx] == y).all():

@@ -19,13 +19,18 @@ __all__ = [
     "StrictInterval",
     "all_finite",
     "check_budget",
+    "check_labels_per_row",
+    "check_param_again",
     "check_not_text",
     "check_rbf_precision",
     "count_constraint",
     "device_constraints",
+    "env_count",
     "finite_real_constraint",
+    "is_count_text",
     "kernel_param_constraints",
     "max_sq_norm",
+    "physical_memory_bytes",
     "positive_real_constraint",
     "resolve_kernel_params",
     "scale_gamma",
@@ -201,6 +206,30 @@ def positive_real_constraint():
 def finite_real_constraint():
     """Any finite real (never booleans, NaN or inf)."""
     return StrictInterval(Real, None, None, closed="neither")
+
+
+def physical_memory_bytes():
+    """The machine's physical memory (8 GiB where the platform does not report it)."""
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return 8192.0 * 2**20
+
+
+def check_param_again(estimator, name):
+    """Check the parameter ``name`` of a fitted ``estimator`` against its constraints, as ``fit`` did: methods
+    that read it after ``fit`` (``max_memory_mb`` bounds every transform) see what ``set_params`` put there since."""
+    validate_parameter_constraints({name: estimator._parameter_constraints[name]}, {name: getattr(estimator, name)},
+                                   caller_name=type(estimator).__name__)
+
+
+def check_labels_per_row(y, n):
+    """``y`` as an array of one label per row of an X of ``n`` rows, else a ValueError saying so (a shorter y was
+    broadcast, a wrong one failed deep in numpy)."""
+    y = np.asarray(y)
+    if y.shape != (n,):
+        raise ValueError(f"y must be 1-D with one label per row of X ({n}); got shape {y.shape}")
+    return y
 
 
 def check_budget(owner, need_bytes, max_memory_mb, what, remedy):
