@@ -123,3 +123,18 @@ def test_a_dask_transform_warns_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert est.transform(X).compute().shape == (40, 8)
+
+
+@pytest.mark.parametrize("name", list(MAPS))
+def test_zero_row_dask_array_is_refused_as_in_memory(X, name):
+    # the in-memory transform refuses 0 rows; the lazy one returned an empty (0, n_out) array
+    f = MAPS[name]().fit(X)
+    with pytest.raises(ValueError, match="0 sample"):
+        f.transform(X[:0])
+    with pytest.raises(ValueError, match="0 sample.*no rows"):
+        f.transform(da.from_array(X[:0], chunks=(10, -1)))
+    with pytest.raises(ValueError, match="0 sample.*no rows"):
+        transform_dask(f, da.from_array(X[:0], chunks=(10, -1)))
+    # a 0-row block inside a non-empty array is a block, not an input: still transformed
+    Xd = da.concatenate([da.from_array(X[:0], chunks=(10, -1)), da.from_array(X[:20], chunks=(10, -1))])
+    np.testing.assert_allclose(f.transform(Xd).compute(), f.transform(X[:20]), rtol=1e-6)

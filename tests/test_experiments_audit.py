@@ -42,6 +42,11 @@ BAD_ENV = [
     ("raj2017", "qm7", {"ORBITKERNELS_RAJ2017_CELLS": "nomatch*"}),
     ("raj2017", "rotated_mnist", {"ORBITKERNELS_RAJ2017_CELLS": "nomatch*"}),
     ("raj2017", "qm7", {"ORBITKERNELS_BACKEND": "nope"}),
+    # kernel_approx read none of these (its run went on with defaults)
+    ("raj2017", "kernel_approx", {"ORBITKERNELS_RAJ2017_TIME_BUDGET_S": "abc"}),
+    ("raj2017", "kernel_approx", {"ORBITKERNELS_RAJ2017_CELLS": "nomatch*"}),
+    ("raj2017", "kernel_approx", {"ORBITKERNELS_BACKEND": "nope"}),
+    ("raj2017", "kernel_approx", {"ORBITKERNELS_DEVICE": "cuda"}),
     ("raj2017", "qm7", {"ORBITKERNELS_DEVICE": "cuda"}),
     ("raj2017", "rotated_mnist", {"ORBITKERNELS_DEVICE": "cuda"}),
     pytest.param("raj2017", "qm7", {"ORBITKERNELS_BACKEND": "torch", "ORBITKERNELS_DEVICE": "cuda"},
@@ -79,6 +84,39 @@ def test_the_raj_time_budget_zero_starts_no_new_cell(clean_env, tmp_path):
     clean_env.setenv("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", " ")
     from orbitkernels.experiments.raj2017 import CONFIGS, _time_budget
     assert _time_budget(CONFIGS["qm7"]["reduced"]) == CONFIGS["qm7"]["reduced"]["time_budget_s"]
+
+
+def test_kernel_approx_follows_the_raj_budget_cells_and_back_end(clean_env, tmp_path):
+    # the Figure 1 run ignored ORBITKERNELS_RAJ2017_TIME_BUDGET_S / _CELLS / ORBITKERNELS_BACKEND: it computed every
+    # cell, on the numpy back-end, whatever they said
+    import json
+
+    data = DATA
+    if data is None or not (data / "qm7.npz").exists():
+        pytest.skip("qm7.npz not available")
+    clean_env.setenv("ORBITKERNELS_DATA", str(data))
+    run = get_experiments("raj2017")["kernel_approx"]
+    clean_env.setenv("ORBITKERNELS_RAJ2017_TIME_BUDGET_S", "0")
+    res = run(quick=True, out_dir=tmp_path)
+    assert res["data"]["curves"] == [] and res["figure"] is None and len(res["data"]["skipped_cells"]) == 12
+    partial = tmp_path / "raj2017" / "kernel_approx_quick.partial.json"
+    assert partial.exists()
+    clean_env.delenv("ORBITKERNELS_RAJ2017_TIME_BUDGET_S")
+    clean_env.setenv("ORBITKERNELS_RAJ2017_CELLS", "2|*")  # r = 2 only: its curve, not r = 4's
+    res = run(quick=True, out_dir=tmp_path)
+    assert {c["r"] for c in res["data"]["curves"]} == {2} and len(res["data"]["skipped_cells"]) == 6
+    assert {h["name"][:4] for h in res["headline"]} == {"r=2:"} and "postponed" in res["notes"]
+    assert set(json.loads(partial.read_text())["cells"]) == {f"2|{s}|{k}" for s in (5, 20, 80) for k in (0, 1)}
+    clean_env.delenv("ORBITKERNELS_RAJ2017_CELLS")
+    done = run(quick=True, out_dir=tmp_path)  # the rest, resumed: the same numbers as a run in one go
+    assert done["resumed_cells"] == 6 and not done["data"]["skipped_cells"] and not partial.exists()
+    whole = run(quick=True, out_dir=tmp_path / "whole")
+    assert done["data"]["curves"] == whole["data"]["curves"]
+    pytest.importorskip("torch")
+    clean_env.setenv("ORBITKERNELS_BACKEND", "torch")  # agrees with numpy to rounding
+    on_torch = run(quick=True, out_dir=tmp_path / "torch", resume=False)
+    for a, b in zip(on_torch["data"]["curves"], whole["data"]["curves"]):
+        assert a["spectral_mean"] == pytest.approx(b["spectral_mean"], rel=1e-5)
 
 
 def test_the_image_rows_with_every_cell_postponed_write_a_file_without_a_figure(clean_env, tmp_path):

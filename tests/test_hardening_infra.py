@@ -612,3 +612,65 @@ def test_no_module_switches_matplotlibs_backend():
     offenders = [f"{p.relative_to(src)}:{i}" for p in src.rglob("*.py")
                  for i, line in enumerate(p.read_text().splitlines(), 1) if line.lstrip().startswith("matplotlib.use(")]
     assert not offenders, offenders
+
+
+# ----------------------------------------------------------------------------- two runs of one experiment at once
+def test_two_runs_of_one_experiment_keep_each_others_cells(tmp_path, capsys):
+    # the last run to save wrote only its own cells over the partial file, dropping the other's
+    from orbitkernels.experiments._runner import ExperimentRun, read_json
+
+    first = ExperimentRun("toy", "exp", {"a": 1}, out_dir=tmp_path)
+    second = ExperimentRun("toy", "exp", {"a": 1}, out_dir=tmp_path)
+    first.cell("x", lambda: 1)
+    second.cell("y", lambda: 2)
+    assert set(read_json(first.partial_path)["cells"]) == {"x", "y"}
+    assert second.get("x") == 1 and "cells written meanwhile" in capsys.readouterr().err
+    first.cell("z", lambda: 3)
+    assert set(read_json(first.partial_path)["cells"]) == {"x", "y", "z"}
+    # the first to finish removes the partial file: the cells only the other holds go into the finished file
+    second.finish({"done": True})
+    assert not second.partial_path.exists() and set(read_json(second.path)["cells"]) == {"x", "y", "z"}
+    assert "2 cells from another run of it, 1 computed now" in capsys.readouterr().err
+    again = ExperimentRun("toy", "exp", {"a": 1}, out_dir=tmp_path)
+    assert again.n_resumed == 3
+
+
+def test_runs_of_another_configuration_or_without_resume_take_no_cells(tmp_path):
+    from orbitkernels.experiments._runner import ExperimentRun, read_json
+
+    ExperimentRun("toy", "exp", {"a": 1}, out_dir=tmp_path).cell("old", lambda: 1)
+    fresh = ExperimentRun("toy", "exp", {"a": 1}, out_dir=tmp_path, resume=False)  # --no-resume: recompute all
+    fresh.cell("new", lambda: 2)
+    assert set(fresh.cells) == {"new"} and set(read_json(fresh.partial_path)["cells"]) == {"new"}
+    ExperimentRun("toy", "exp", {"a": 1}, out_dir=tmp_path).cell("same", lambda: 3)
+    other = ExperimentRun("toy", "exp", {"a": 2}, out_dir=tmp_path)
+    other.cell("mine", lambda: 4)
+    assert set(other.cells) == {"mine"}
+
+
+def test_runs_saving_at_once_lose_no_cell(tmp_path):
+    # without the lock, two saves could both read the file before either wrote it, and the later write lost a cell
+    import sys
+    import threading
+
+    from orbitkernels.experiments._runner import ExperimentRun, read_json
+
+    runs = [ExperimentRun("toy", "exp", {"a": 1}, out_dir=tmp_path) for _ in range(4)]
+    barrier = threading.Barrier(len(runs))
+
+    def work(i, run):
+        barrier.wait()
+        for j in range(25):
+            run.cell(f"{i}|{j}", lambda: j)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(i, r)) for i, r in enumerate(runs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert len(read_json(runs[0].partial_path)["cells"]) == 100

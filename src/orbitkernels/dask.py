@@ -145,6 +145,9 @@ def transform_dask(estimator, X, *, ship="auto"):
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
                          f"{estimator.n_features_in_} features as input")
+    if X.shape[0] == 0:  # the in-memory transform refuses 0 rows; the lazy one returned an empty array
+        raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required by "
+                         f"{type(estimator).__name__}: X has no rows")
     X = _as_row_chunked(X)
     n_out = estimator._n_features_out
     dtype = _out_dtype(X.dtype)

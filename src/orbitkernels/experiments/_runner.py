@@ -6,7 +6,9 @@ an interrupted run started again with the same configuration skips the cells it
 already finished. :meth:`ExperimentRun.finish` writes the final
 ``results/<paper>/<name>.json`` with the configuration, seeds, library version,
 wall time, every plotted number and the ``headline`` cells, then removes the
-partial file.
+partial file. Two runs of one experiment at once (same configuration and version)
+keep each other's cells: every save takes in, under a lock on the folder, the cells
+the other wrote since (:meth:`ExperimentRun._save_partial`).
 
 Stored cells are reused only when the file that holds them was made with the same
 configuration *and* the same library version: a number is never re-stamped with
@@ -15,6 +17,7 @@ what is recomputed, and why.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -72,6 +75,36 @@ def _check_writable(folder):
         tempfile.TemporaryFile(dir=folder).close()  # what the atomic writes need: a new file in that folder
     except OSError as exc:
         raise type(exc)(exc.errno, exc.strerror, str(folder)) from None
+
+
+def _file_id(path):
+    """What tells one write of ``path`` from another (every write is a new file renamed over it), or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+@contextlib.contextmanager
+def _folder_lock(folder):
+    """An exclusive lock on ``folder`` held while a partial file is read and written, so that two runs saving at
+    once do not both read the file before either writes it. POSIX only (``fcntl``); elsewhere, no lock."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the merge still keeps what was written before the read
+        yield
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # a folder one may write but not read (mode -wx): no lock, as on Windows
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def default_results_dir() -> Path:
@@ -152,7 +185,10 @@ class ExperimentRun:
         self._elapsed_before = 0.0
         self.cells = {}
         self.n_resumed = 0
+        self.n_taken_in = 0
         self.resumed_from = None
+        self.resume = bool(resume)
+        self._seen = {}  # path -> _file_id of the write of it that this run made or read last
         if resume:
             self._resume()
 
@@ -161,6 +197,7 @@ class ExperimentRun:
         for path, kind in ((self.partial_path, "partial"), (self.path, "finished")):
             if not path.exists():
                 continue
+            self._seen[path] = _file_id(path)  # its cells are this run's now: a save need not read them again
             try:
                 state = read_json(path)
             except (OSError, ValueError) as exc:
@@ -245,11 +282,41 @@ class ExperimentRun:
         return value
 
     def _save_partial(self):
-        atomic_write_json(
-            self.partial_path,
-            {"config": self.config, "library_version": __version__, "cells": self.cells,
-             "wall_time_s": self.wall_time()},
-        )
+        """Write the cells to the partial file. With ``resume``, first take in the cells that another run of the
+        same experiment (same configuration and library version) wrote there since this run last saved: two runs
+        started at once overwrote each other's cells, the last to save dropping those of the other."""
+        with _folder_lock(self.partial_path.parent):
+            if self.resume:
+                self._take_in_others_cells()
+            atomic_write_json(
+                self.partial_path,
+                {"config": self.config, "library_version": __version__, "cells": self.cells,
+                 "wall_time_s": self.wall_time()},
+            )
+            self._seen[self.partial_path] = _file_id(self.partial_path)
+
+    def _take_in_others_cells(self):
+        for path in (self.partial_path, self.path):  # another run may have finished, removing its partial file
+            seen = _file_id(path)
+            if seen is None or seen == self._seen.get(path):
+                continue  # absent, or this run's own last write, or read already
+            self._seen[path] = seen
+            try:
+                state = read_json(path)
+            except (OSError, ValueError):
+                continue  # being replaced, or damaged: the cells this run holds are written over it as before
+            cells = state.get("cells") if isinstance(state, dict) else None
+            if (not isinstance(cells, dict) or state.get("library_version") != __version__
+                    or _canonical(state.get("config")) != _canonical(self.config)):
+                continue
+            new = {k: v for k, v in cells.items() if isinstance(k, str) and k not in self.cells}
+            for k, v in new.items():
+                self.cells[k] = _stored(v, f"cell {k!r} of {path}")
+            if new:
+                self.n_taken_in += len(new)
+                _say(f"{self.paper}/{self.path.stem}: {len(new)} cells written meanwhile to {path} by another run "
+                     "of this experiment are kept beside this run's")
+            return
 
     def wall_time(self) -> float:
         """Seconds of the whole run: this invocation's and those of the invocations it resumed."""
@@ -268,6 +335,20 @@ class ExperimentRun:
         """
         if figure is not None:
             self._write_figure(figure)
+        with _folder_lock(self.path.parent):
+            if self.resume:  # another run's cells would go with the partial file that this removes
+                self._take_in_others_cells()
+            result = self._write_final(data, headline, seeds, notes, figure)
+            # Idempotent: another process finishing the same experiment may have removed it already.
+            self.partial_path.unlink(missing_ok=True)
+        if self.n_resumed or self.n_taken_in:
+            kept = [f"{self.n_resumed} cells kept from {self.resumed_from}"] if self.n_resumed else []
+            kept += [f"{self.n_taken_in} cells from another run of it"] if self.n_taken_in else []
+            _say(f"{self.paper}/{self.path.stem}: {', '.join(kept)}, "
+                 f"{len(self.cells) - self.n_resumed - self.n_taken_in} computed now; wrote {self.path}")
+        return result
+
+    def _write_final(self, data, headline, seeds, notes, figure):
         result = {
             "paper": self.paper,
             "experiment": self.name,
@@ -286,11 +367,6 @@ class ExperimentRun:
             "figure": self.figure_path.name if figure is not None else None,
         }
         atomic_write_json(self.path, result)
-        if self.n_resumed:
-            _say(f"{self.paper}/{self.path.stem}: {self.n_resumed} cells kept from {self.resumed_from}, "
-                 f"{len(self.cells) - self.n_resumed} computed now; wrote {self.path}")
-        # Idempotent: another process finishing the same experiment may have removed it already.
-        self.partial_path.unlink(missing_ok=True)
         return result
 
     def _write_figure(self, figure):
