@@ -10,6 +10,7 @@ from ..backends import BACKENDS
 from ..groups.base import Group, resolve_elements, resolve_group
 from ..utils.dispatch import dask_call, is_dask_array
 from ..utils.persistence import IncompatibleVersionError, VersionedPickleMixin
+from ..utils.progress import progress
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
     all_finite,
@@ -85,6 +86,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         "dtype": [StrOptions(set(DTYPES)), None],
         "backend": [StrOptions(set(BACKENDS))],
         "device": device_constraints(),
+        "verbose": ["verbose"],
     }
 
     def _validate_X(self, X, reset):
@@ -184,7 +186,14 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
     def _check_magnitude(self, X):
         """Refuse finite inputs whose similarities would overflow the compute precision."""
 
-    def _map(self, X, pool, n_out, out_dtype=None):
+    def _progress_bar(self, n, desc):
+        """A bar over the ``n`` rows of one pass (``verbose``), or None; ``--quiet`` / ``ORBITKERNELS_QUIET``
+        silence it as every bar of the library."""
+        if not getattr(self, "verbose", 0):  # getattr: estimators pickled before verbose existed
+            return None
+        return progress(total=n, desc=f"{type(self).__name__} {desc}", unit="rows")
+
+    def _map(self, X, pool, n_out, out_dtype=None, desc="transform"):
         """``plan_.map`` over X in row blocks sized from the *true* per-row footprint.
 
         The engine sizes its chunks from the similarity tensor alone; the input copy
@@ -213,13 +222,20 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
             extra += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)
         # the engine's own count (beyond the similarities: extra), its error when one row does not fit
         rows = plan.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra, reserve=reserve)
-        if rows >= n and not self._prepare_copies:
-            out = plan.map(X, pool, n_out, out_dtype=out_dtype)
-        else:
-            out = np.empty((n, n_out), dtype=out_dtype)
-            ws = plan.workspace()  # the blocks' similarities (or spectra) in the same buffers
-            for a in range(0, n, rows):
-                plan.map(self._prepare(X[a : a + rows]), pool, n_out, out=out[a : a + rows], workspace=ws)
+        bar = self._progress_bar(n, desc)
+        step = None if bar is None else bar.update
+        try:
+            if rows >= n and not self._prepare_copies:
+                out = plan.map(X, pool, n_out, out_dtype=out_dtype, progress=step)
+            else:
+                out = np.empty((n, n_out), dtype=out_dtype)
+                ws = plan.workspace()  # the blocks' similarities (or spectra) in the same buffers
+                for a in range(0, n, rows):
+                    plan.map(self._prepare(X[a : a + rows]), pool, n_out, out=out[a : a + rows], workspace=ws,
+                             progress=step)
+        finally:
+            if bar is not None:
+                bar.close()
         if not getattr(pool, "finite_by_construction", False) and not all_finite(out):  # a sum, then blocks
             # never hand back NaN/inf as features: a kernel overflowed on these inputs
             raise ValueError(

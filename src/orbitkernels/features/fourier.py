@@ -73,6 +73,9 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
         (with ``backend="torch"``): a name ("cuda", "cuda:1", "mps"), an accelerator's index or a ``torch.device``.
+    verbose : int, default=0
+        Non-zero: a progress bar over the rows of each ``transform`` (stderr; silenced by
+        ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
 
     Attributes
     ----------
@@ -91,7 +94,7 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
 
     def __init__(self, group=None, *, gamma=1.0, kernel="rbf", n_components=100, frequencies="auto",
                  n_group_samples=None, sampling="qmc", output="cos_sin", action="auto", random_state=None,
-                 max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy", device=None):
+                 max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy", device=None, verbose=0):
         self.group = group
         self.gamma = gamma
         self.kernel = kernel
@@ -107,6 +110,7 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         self.dtype = dtype
         self.backend = backend
         self.device = device
+        self.verbose = verbose
 
     def _draw_templates(self, X, rng):
         # what transform reads is fixed here, at fit (set_params afterwards changes nothing)

@@ -115,6 +115,9 @@ class GroupCDFFeatures(OrbitFeaturesBase):
     fast_path, dtype, backend, device
         Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
         (with ``backend="torch"``): a name ("cuda", "cuda:1", "mps"), an accelerator's index or a ``torch.device``.
+    verbose : int, default=0
+        Non-zero: a progress bar over the rows of each ``transform`` (stderr; silenced by
+        ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
 
     Attributes
     ----------
@@ -143,7 +146,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
     def __init__(self, group=None, *, n_templates=10, n_bins=25, n_group_samples=None, sampling="qmc",
                  template_sampling="gaussian", epsilon=0.5, normalize=True, value_range=None, action="templates",
                  random_state=None, max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy",
-                 device=None):
+                 device=None, verbose=0):
         self.group = group
         self.n_templates = n_templates
         self.n_bins = n_bins
@@ -160,6 +163,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         self.dtype = dtype
         self.backend = backend
         self.device = device
+        self.verbose = verbose
 
     def _draw_templates(self, X, rng):
         # what transform reads is fixed here, at fit (set_params afterwards changes nothing)
@@ -187,7 +191,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
             self.range_ = 1.0 + float(self.epsilon)
         elif isinstance(self.value_range, str):  # "auto"
             # the largest |<x, g t>| over the training rows, in bounded-memory blocks like transform
-            self.range_ = auto_range(self._map(X, MaxAbsPool(), 1))
+            self.range_ = auto_range(self._map(X, MaxAbsPool(), 1, desc="fit (value range)"))
         else:
             self.range_ = float(self.value_range)
 

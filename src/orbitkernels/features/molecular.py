@@ -48,6 +48,7 @@ from ..backends import BACKENDS, get_backend
 from ..groups.base import resolve_elements
 from ..groups.rotation3d import Rotation3D, decode_molecules
 from ..utils.persistence import VersionedPickleMixin
+from ..utils.progress import progress
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
     check_budget,
@@ -141,6 +142,9 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         ``max_memory_mb`` bounds the working memory of :meth:`transform` (plus its output).
     backend : {"numpy", "torch"}, device
         Where the heavy loops run (``device="cuda"``, an accelerator's index or a ``torch.device`` with torch).
+    verbose : int, default=0
+        Non-zero: a progress bar over the molecules of each ``transform`` (stderr; silenced by
+        ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
 
     Attributes
     ----------
@@ -174,12 +178,13 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         "max_memory_mb": [positive_real_constraint()],
         "backend": [StrOptions(set(BACKENDS))],
         "device": device_constraints(),
+        "verbose": ["verbose"],
     }
 
     def __init__(self, group=None, *, species=QM7_SPECIES, weighting="species", sigma=0.5, n_wavevectors=64,
                  gamma=1.0, kernel="rbf", n_components=256, frequencies="auto", n_group_samples=None, sampling="qmc",
                  centres="molecule", cutoff=None, random_state=None, max_memory_mb=DEFAULT_MAX_MEMORY_MB,
-                 backend="numpy", device=None):
+                 backend="numpy", device=None, verbose=0):
         self.group = group
         self.species = species
         self.weighting = weighting
@@ -197,6 +202,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         self.max_memory_mb = max_memory_mb
         self.backend = backend
         self.device = device
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ validation
     def _molecules(self, X, reset):
@@ -303,11 +309,15 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         be = get_backend(self.backend, self.device)
         state = self._device_state(be, dt)
         scales = [self._scale(g) for g in gammas]
-        for start in range(0, n, rows):
-            sl = slice(start, start + rows)
-            parts = self._chunk(be, state, Z[sl], R[sl], scales, dt)
-            for g, F in zip(gammas, parts):
-                outs[g][sl] = F
+        # getattr: estimators pickled before verbose existed
+        with progress(total=n, desc=f"{type(self).__name__} transform", unit="molecules",
+                      disable=not getattr(self, "verbose", 0)) as bar:
+            for start in range(0, n, rows):
+                sl = slice(start, start + rows)
+                parts = self._chunk(be, state, Z[sl], R[sl], scales, dt)
+                for g, F in zip(gammas, parts):
+                    outs[g][sl] = F
+                bar.update(len(Z[sl]))
         return outs
 
     def _row_values(self, a, c, r, m, s):

@@ -78,6 +78,9 @@ class OrbitNystroem(OrbitFeaturesBase):
         are mapped in float64 (the output stays float32), and ``precision_`` says so; so are they where
         the training rows are so large (entries ~1e19) that a Gaussian computed from float32 dot products
         and norms (the FFT paths; the GEMM path for "rbf" and "linear") would overflow or be noise.
+    verbose : int, default=0
+        Non-zero: a progress bar over the rows of each ``transform`` (stderr; silenced by
+        ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
 
     Attributes
     ----------
@@ -98,7 +101,7 @@ class OrbitNystroem(OrbitFeaturesBase):
     def __init__(self, group=None, *, kernel="rbf", gamma=None, coef0=None, degree=None, kernel_params=None,
                  n_components=100, landmarks="data", n_group_samples=None, sampling="qmc", action="auto",
                  random_state=None, max_memory_mb=DEFAULT_MEMORY, fast_path="auto", dtype=None, backend="numpy",
-                 device=None):
+                 device=None, verbose=0):
         self.group = group
         self.kernel = kernel
         self.gamma = gamma
@@ -116,6 +119,7 @@ class OrbitNystroem(OrbitFeaturesBase):
         self.dtype = dtype
         self.backend = backend
         self.device = device
+        self.verbose = verbose
 
     def _similarity(self):
         return self.kernel  # k(g x, z) itself (Raj Eq. 8)

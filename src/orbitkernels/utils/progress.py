@@ -19,6 +19,7 @@ def is_quiet() -> bool:
     return _QUIET
 
 
-def progress(iterable=None, *, total=None, desc=None, leave=False, **kw):
-    """A tqdm bar on stderr, disabled when quiet or when stderr is not a terminal-like stream."""
-    return tqdm(iterable, total=total, desc=desc, leave=leave, disable=_QUIET, file=sys.stderr, **kw)
+def progress(iterable=None, *, total=None, desc=None, leave=False, disable=False, **kw):
+    """A tqdm bar on stderr, disabled when quiet, when ``disable`` (an estimator's ``verbose=0``), or when stderr is
+    not a terminal-like stream."""
+    return tqdm(iterable, total=total, desc=desc, leave=leave, disable=_QUIET or disable, file=sys.stderr, **kw)
