@@ -359,7 +359,7 @@ def cfg_text(res):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=None, help="results root (default ./results)")
     ap.add_argument("--docs", default=None, help="rewrite the measured section of this markdown file (docs/scaling_out.md)")

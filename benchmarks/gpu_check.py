@@ -174,7 +174,7 @@ PARTS = ["agreement", "throughput", "pooling", "rotated_mnist_full"]
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="results/bench/gpu.json")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--n", type=int, default=8192, help="images for the throughput part")

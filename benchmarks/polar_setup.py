@@ -12,6 +12,7 @@ Usage: OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/polar_setup.py
 """
 from __future__ import annotations
 
+import argparse
 import pickle
 import time
 import tracemalloc
@@ -73,6 +74,7 @@ def gemm_memory():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     whiteners(28, 64)
     whiteners(48, 128)
     whiteners(64, 128)

@@ -20,8 +20,8 @@ committed numbers were taken)::
 """
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 import time
 
 from pathlib import Path
@@ -30,6 +30,7 @@ import numpy as np
 import scipy.ndimage
 from sklearn.linear_model import RidgeClassifierCV
 
+from orbitkernels.datasets import load_mnist
 from orbitkernels.features import OrbitFourierFeatures
 from orbitkernels.features import _engine
 from orbitkernels.groups import ImageRotation, PolarRotation
@@ -49,7 +50,7 @@ def load(name, n_train, n_test, seed=0):
         tr, te = idx[:n_train], idx[n_train : n_train + n_test]
         Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
     else:
-        d = np.load(os.path.join(os.environ.get("ORBITKERNELS_DATA", "data"), "mnist.npz"))
+        d = load_mnist(download=False)  # the data folder: ORBITKERNELS_DATA, else the user's cache
         tr = rng.choice(len(d["x_train"]), n_train, replace=False)
         te = rng.choice(len(d["x_test"]), n_test, replace=False)
         Xtr, ytr = d["x_train"][tr] / 255.0, d["y_train"][tr]
@@ -124,4 +125,7 @@ def main(which="digits"):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dataset", nargs="?", choices=["digits", "mnist"], default="digits",
+                    help="scikit-learn's 8x8 digits (default) or MNIST from the data folder")
+    main(ap.parse_args().dataset)

@@ -15,7 +15,7 @@ from orbitkernels.bench import BENCHMARKS, run_benchmarks
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("names", nargs="*",
                     help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})")
     ap.add_argument("--quick", action="store_true", help="small sizes (a minute or two in all)")

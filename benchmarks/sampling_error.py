@@ -13,6 +13,8 @@ Usage: OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/sampling_error.py
 """
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 import scipy.stats.qmc
 from sklearn.datasets import load_digits
@@ -73,4 +75,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -238,7 +238,7 @@ def _combine(out, stem, quick):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, minutes)")
     ap.add_argument("--out", default="results", help="results folder (default: results)")
     ap.add_argument("--parts", nargs="*", default=list(PARTS), choices=PARTS,

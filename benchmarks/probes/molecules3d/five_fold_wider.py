@@ -87,7 +87,7 @@ def _summary(conf, cells):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS))
     args = ap.parse_args()
     cfg = CONFIGS["qm7"]["full"]

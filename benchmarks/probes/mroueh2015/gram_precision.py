@@ -21,6 +21,7 @@ Needs MNIST (``ORBITKERNELS_DATA``) and torch (CPU); about an hour on 2 cores.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -99,4 +100,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

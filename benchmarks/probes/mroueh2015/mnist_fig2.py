@@ -258,7 +258,7 @@ def _lambdas(out):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--draws", type=int, nargs="+", default=[0],
                     help="training draws (0: the reproduction's pool and every variant; k > 0: the best row only)")
     ap.add_argument("--centred", action="store_true",

@@ -220,7 +220,7 @@ def cpu_check(store, cpu_probes=Path("results/mroueh2015/mnist_fig2_probes.json"
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--draws", type=int, default=100, help="draws 0 .. N-1")
     ap.add_argument("--time-budget", type=float, default=float("inf"),

@@ -27,6 +27,7 @@ Variants (CDF(n_bins, n_templates) = ``GroupCDFFeatures``):
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/mroueh2015/speech_fsdd.py``;
 each finished variant is written at once to ``results/mroueh2015/speech_fsdd_probes.json`` and skipped on a rerun.
 """
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -181,5 +182,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

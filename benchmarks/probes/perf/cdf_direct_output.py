@@ -26,7 +26,7 @@ OUT = "results/bench/cdf_direct_output_probe.json"
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1024, help="digits transformed per round")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)

@@ -99,7 +99,7 @@ def _table_kernel(S, n_bins, factor, w0, scale, out):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=256, help="digits whose similarities are pooled per round")
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args(argv)

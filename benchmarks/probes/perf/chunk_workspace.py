@@ -22,6 +22,8 @@ s = 7000 (1.11x / 1.10x / 1.04x). Since a chunk is sized by its spectrum alone (
 digits) a 512-digit transform is one or a few chunks and the workspace saves less there (a rerun at cb26d0e:
 1.005x / 1.056x / 1.013x); it saves a mapping per chunk in longer transforms.
 """
+import argparse
+
 from threadpoolctl import threadpool_limits
 
 import numpy as np
@@ -76,5 +78,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

@@ -19,6 +19,7 @@ against 1111 per chunk; s = 7000: 77252 / 28118 / 16528 / 11170 against 8947. Ag
 2558. The GEMM over 33 (51) frequencies with a few rows each costs more than the memory traffic it saves:
 reverted.
 """
+import argparse
 import os
 
 from threadpoolctl import threadpool_limits
@@ -82,5 +83,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

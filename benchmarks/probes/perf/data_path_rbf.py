@@ -102,7 +102,7 @@ def automatic_precision(rows, landmarks, r, out):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=2000)
     ap.add_argument("--landmarks", type=int, default=1000)
     ap.add_argument("--r", type=int, default=70)

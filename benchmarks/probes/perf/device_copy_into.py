@@ -71,7 +71,7 @@ def main(device, n, repeat, out):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--n", type=int, default=8192)
     ap.add_argument("--repeat", type=int, default=7)

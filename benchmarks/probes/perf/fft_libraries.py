@@ -13,8 +13,8 @@ environment with the libraries to compare; each missing one is skipped)::
 Writes ``results/bench/fft_libraries_probe.json`` by default (µs per image, best of 5 rounds of 50 calls, and the
 largest difference from pocketfft's values).
 """
+import argparse
 import os
-import sys
 import time
 
 import numpy as np
@@ -83,4 +83,7 @@ def main(path="results/bench/fft_libraries_probe.json"):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("output", nargs="?", default="results/bench/fft_libraries_probe.json",
+                    help="the JSON file to write (default: %(default)s)")
+    main(ap.parse_args().output)

@@ -30,7 +30,7 @@ OUT = "results/bench/gicdf_chunks_probe.json"
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sittings", type=int, default=3, help="measurements (each best of --rounds)")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)

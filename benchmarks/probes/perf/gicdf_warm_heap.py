@@ -53,7 +53,7 @@ print(json.dumps({k: round(1e3 * v, 1) for k, v in times.items()}))
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sittings", type=int, default=3, help="fresh processes per allocator")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)

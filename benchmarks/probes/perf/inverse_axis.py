@@ -17,6 +17,7 @@ fell from 2218 to 2157 / 2153 images/s (c2r 144 ms against 74 + 44 for the trans
 reverted.
 """
 
+import argparse
 import os
 import time
 
@@ -64,5 +65,6 @@ def main(A=64, s=2000, chunk=99, rounds=5):
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

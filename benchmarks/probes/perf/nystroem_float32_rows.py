@@ -68,7 +68,7 @@ def main(rows, sizes, out):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=600)
     ap.add_argument("--landmarks", type=int, nargs="+", default=[50, 100, 200, 300, 400])
     ap.add_argument("--out", default="results/bench/nystroem_float32_rows_probe.json")

@@ -52,7 +52,7 @@ def main(sizes, device, out):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 5700, 10000])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out", default="results/bench/nystroem_inverse_sqrt_probe.json")

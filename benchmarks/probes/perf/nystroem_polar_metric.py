@@ -25,6 +25,7 @@ reference, as the alternatives are), so the default keeps it, and the docs say w
 
 Writes ``results/bench/nystroem_polar_metric_probe.json``.
 """
+import argparse
 import os
 import time
 
@@ -124,4 +125,5 @@ def main(n_train=3000, n_test=2000, s=1000, gamma=0.02):
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -10,6 +10,8 @@ beats the 128 KiB one for GICDF by more than the noise, so it was kept. Usage::
     OMP_NUM_THREADS=1 PYTHONPATH=src ORBITKERNELS_DATA=<data folder> python benchmarks/probes/perf/pool_block.py
 """
 
+import argparse
+
 from orbitkernels.bench import _best_interleaved, _gemm_peak_gicdf, _gemm_peak_operand, _mnist
 from orbitkernels.features import OrbitFourierFeatures, _engine
 from orbitkernels.groups import ImageRotation
@@ -45,4 +47,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

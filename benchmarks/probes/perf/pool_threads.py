@@ -23,6 +23,7 @@ Last, the default estimator's two stages, timed apart in each variant's best rou
 (polar resampling, forward FFT and the per-frequency GEMM, on BLAS's threads) and the blocks (transposition, inverse
 FFTs and pooling), which say how far the blocks scale with the cores here.
 """
+import argparse
 import os
 import time
 
@@ -97,4 +98,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -37,6 +37,7 @@ Usage::
 
 Writes ``results/bench/rbf_pool_fused_probe.json``.
 """
+import argparse
 import math
 import os
 import time
@@ -161,18 +162,19 @@ def large(n_fit=7000, n_rows=512, s=7000, r=100, gamma=0.02, rounds=2):
             "max_abs_difference_fused_vs_numpy": float(np.abs(outs["fused"] - outs["NumPy passes"]).max())}
 
 
-def main():
-    import sys
-
+def main(with_large=False):
     with threadpool_limits(1):
         res = {"block": block(), "estimator": estimator(), "threads": 1,
                "load_avg_1min": round(os.getloadavg()[0], 2), "script": "benchmarks/probes/perf/rbf_pool_fused.py",
                "measured": time.strftime("%Y-%m-%d")}
-        if "--large" in sys.argv[1:]:
+        if with_large:
             res["large"] = large()
     atomic_write_json(OUT, res)
     print(res)
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--large", action="store_true",
+                    help="also the LGIKA (Nys) cell's shape: 7000 landmarks, r = 100 (the 'large' entry)")
+    main(ap.parse_args().large)

@@ -30,6 +30,7 @@ stride of 2 nf floats cost what the transposition did); the DFT as a GEMM is 5x 
 ~70 GFLOP/s, more than c2r and the transposition together. Both reverted: the library keeps cgemm, the blocked
 transposition and pocketfft.
 """
+import argparse
 import os
 
 import numba
@@ -149,5 +150,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

@@ -8,6 +8,7 @@ reads C at a stride of rows·m, so the variant was reverted. Usage::
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/probes/perf/spectral_pool.py
 """
+import argparse
 import time
 
 import numba
@@ -129,4 +130,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

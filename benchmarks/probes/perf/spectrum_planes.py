@@ -23,6 +23,8 @@ Usage::
 
 Writes ``results/bench/spectrum_planes_probe.json`` (µs per image; the features of every variant are checked equal).
 """
+import argparse
+
 import numpy as np
 import scipy.fft
 from threadpoolctl import threadpool_limits
@@ -102,5 +104,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

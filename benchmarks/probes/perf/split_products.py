@@ -21,6 +21,7 @@ variants, the pooling threads' CPU time over their wall time while they pool (``
 
 Writes ``results/bench/split_products_probe.json``.
 """
+import argparse
 import os
 import threading
 import time
@@ -96,4 +97,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -13,6 +13,7 @@ warm heap, round-robin rounds (best of each); the two layouts give the same feat
 
 Writes ``results/bench/template_spectrum_layout_probe.json`` (µs per image, and the ratio strided / contiguous).
 """
+import argparse
 import os
 
 import numpy as np
@@ -66,5 +67,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

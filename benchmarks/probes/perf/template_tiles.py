@@ -13,6 +13,8 @@ angles, 491-digit chunks, 4-row blocks). Usage::
 Writes ``results/bench/template_tiles_probe.json`` (µs per image, best of 5 round-robin rounds after a warm-up call of each; the features of every tiling are checked
 equal to the whole-row blocks').
 """
+import argparse
+
 import numpy as np
 import scipy.fft
 from threadpoolctl import threadpool_limits
@@ -62,5 +64,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

@@ -43,7 +43,7 @@ def main(n, repeat):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=2048)
     ap.add_argument("--repeat", type=int, default=5)
     a = ap.parse_args()

@@ -48,7 +48,7 @@ def main(folds, templates):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--folds", type=int, nargs="+", default=[0], help="outer folds (0-4)")
     ap.add_argument("--templates", type=int, nargs="+", default=TEMPLATES, help="numbers of templates")
     args = ap.parse_args()

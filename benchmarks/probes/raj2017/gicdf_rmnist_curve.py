@@ -13,6 +13,7 @@ stored templates) instead of Gaussian ones. Everything else is the reproduction'
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/gicdf_rmnist_curve.py``;
 each finished variant is written at once to ``results/raj2017/gicdf_rmnist_probes.json`` and skipped on a rerun.
 """
+import argparse
 import time
 from pathlib import Path
 
@@ -54,5 +55,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(2):
         main()

@@ -139,7 +139,7 @@ def main(seeds, time_budget=float("inf")):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--time-budget", type=float, default=float("inf"),
                     help="seconds after which no new seed starts (the finished cells are kept)")

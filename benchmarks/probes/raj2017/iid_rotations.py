@@ -70,7 +70,7 @@ class JitteredCircle(Uniform):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", choices=["draws", "small", "r", "bias"], nargs="+", default=["r", "small", "draws", "bias"])
     args = ap.parse_args(argv)
     probes = ProbeFile(OUT, protocol=__doc__.strip().splitlines()[0],

@@ -44,7 +44,7 @@ def main(method, dim, folds, laws):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--row", default="lgika_rf|20000")
     ap.add_argument("--folds", type=int, nargs="+", default=[0])
     ap.add_argument("--frequencies", nargs="+", default=["orthogonal", "gaussian"], choices=["orthogonal", "gaussian"])

@@ -80,7 +80,7 @@ def main(sampling="qmc"):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sampling", choices=["qmc", "iid"], default="qmc",
                     help="how the first layer's r = 100 rotations are drawn (default the library's qmc)")
     args = ap.parse_args()

@@ -100,7 +100,7 @@ def main(d1=D1, fold=FOLD):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--d1", type=int, default=D1, help="first-layer width (default the probe's 4000)")
     ap.add_argument("--fold", type=int, nargs="+", default=[FOLD], help="outer folds (default 0)")
     args = ap.parse_args()

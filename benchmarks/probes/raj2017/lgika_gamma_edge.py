@@ -13,6 +13,7 @@ also choose γ at the paper's D (as the QM7 rows choose it again at their larger
 set): ``python benchmarks/probes/raj2017/lgika_gamma_edge.py``; each finished variant is written at once to
 ``results/raj2017/lgika_gamma_edge_probes.json`` and skipped on a rerun.
 """
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -68,5 +69,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

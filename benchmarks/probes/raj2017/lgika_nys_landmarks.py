@@ -58,7 +58,7 @@ def main(dims, factors, kinds, fold=0):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dims", type=int, nargs="+", default=[2000])
     ap.add_argument("--factors", type=float, nargs="+", default=[1 / 16, 1 / 4])
     ap.add_argument("--landmarks", nargs="+", default=["data", "orbit"], choices=["data", "orbit"])

@@ -11,6 +11,7 @@ larger ones, the largest absolute errors with the molecules' number of atoms and
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/lgika_nys_outlier.py``;
 writes ``results/raj2017/lgika_nys_outlier_probes.json`` (about 4 min of one core).
 """
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -53,5 +54,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

@@ -173,7 +173,7 @@ def main(rows, dim=DIM, liblinear=False, wide_c=False, hinge=True):
         del F
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
     ap.add_argument("--dim", type=int, choices=[2000, DIM], default=DIM,
                     help="the row's D: 14000 (the paper's size) or 2000, where liblinear's solver runs too")

@@ -14,6 +14,7 @@ Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes
 each finished variant is written at once to ``results/raj2017/nys_precision_probes.json`` and skipped on a rerun
 (about 4 min per variant on one core).
 """
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -54,5 +55,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

@@ -23,6 +23,7 @@ frequencies orthogonal in blocks of 784, at the grid's factors, λ on the reprod
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/orig_rf_gamma.py``;
 each finished variant is written at once to ``results/raj2017/orig_rf_gamma_probes.json`` and skipped on a rerun.
 """
+import argparse
 import dataclasses
 from pathlib import Path
 
@@ -82,5 +83,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

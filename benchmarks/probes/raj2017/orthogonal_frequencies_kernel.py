@@ -13,6 +13,7 @@ as well as without. Run from the repository root:
 finished variant is written at once to ``results/raj2017/orthogonal_frequencies_kernel_probes.json`` and skipped
 on a rerun.
 """
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -65,5 +66,6 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     with threadpool_limits(1):
         main()

@@ -74,7 +74,7 @@ def main(part):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", choices=["first", "orf"], required=True)
     with threadpool_limits(1):
         main(ap.parse_args().part)

@@ -10,8 +10,8 @@ everything else unchanged; the recorded i.i.d. cell of the same fold is set besi
 four minutes a fold on one core); each fold is written at once to ``results/raj2017/orthogonal_rf_qm7_probes.json``
 and skipped on a rerun.
 """
+import argparse
 import dataclasses
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -54,5 +54,8 @@ def main(folds):
 
 
 if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folds", nargs="*", type=int, default=[0, 1, 2, 3, 4], help="outer folds (default: 0-4)")
+    folds = ap.parse_args().folds
     with threadpool_limits(1):
-        main([int(a) for a in sys.argv[1:]] or [0, 1, 2, 3, 4])
+        main(folds)

@@ -12,7 +12,7 @@ Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes
 [fold seeds ...]`` (default 0-4; several processes may split the seeds); each finished partition is written at
 once to ``results/raj2017/qm7_fold_seeds_probes.json`` and skipped on a rerun (about 5 min each on one core).
 """
-import sys
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +47,9 @@ def main(fold_seeds):
 
 
 if __name__ == "__main__":
-    seeds = [int(a) for a in sys.argv[1:]] or [0, 1, 2, 3, 4]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("seeds", nargs="*", type=int, default=[0, 1, 2, 3, 4],
+                    help="fold seeds, the partitions into 5 folds (default: 0-4)")
+    seeds = ap.parse_args().seeds
     with threadpool_limits(1):
         main(seeds)

@@ -20,7 +20,7 @@ Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes
 ``--rf``, eight with ``--nys``); each fold is written at once to ``results/raj2017/qm7_sort_krr_grid_probes.json``
 and skipped on a rerun.
 """
-import sys
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -83,9 +83,11 @@ def main(folds, row=None):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    flags = [a for a in args if a.startswith("--")]
-    if len(flags) > 1 or not set(flags) <= set(ROWS):
-        sys.exit(f"at most one of {sorted(ROWS)}; got {flags}")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folds", nargs="*", type=int, default=[0, 1], help="outer folds (default: 0 1)")
+    one = ap.add_mutually_exclusive_group()
+    for flag, (label, _, _) in ROWS.items():
+        one.add_argument(flag, dest="row", action="store_const", const=flag, help=f"{label} at factor 1/4")
+    args = ap.parse_intermixed_args()  # folds and the flag in any order
     with threadpool_limits(1):
-        main([int(a) for a in args if not a.startswith("--")] or [0, 1], row=flags[0] if flags else None)
+        main(args.folds, row=args.row)

@@ -27,7 +27,7 @@ while it runs: its 163,200 features of every molecule and a float64 copy of the 
 core. ``--lgika-rf`` does the same for LGIKA (RF)'s first layer, which meets the paper, on outer folds 1 and 4: the two
 folds a zero constant moves (``qm7_zero_mean.py``), fold 4 by a molecule other than methane.
 """
-import sys
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -123,10 +123,12 @@ def main(folds, flags=()):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    flags = [a for a in args if a.startswith("--")]
-    unknown = sorted(set(flags) - set(ROWS))
-    if unknown:
-        sys.exit(f"unknown option(s) {unknown}; rows: {sorted(ROWS)}")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folds", nargs="*", type=int,
+                    help="outer folds of the Sort-Coulomb exact kernel ridge (default: 0-4 when no row is given)")
+    for flag, rows in ROWS.items():
+        ap.add_argument(flag, dest="flags", action="append_const", const=flag, default=[],
+                        help="recompute " + "; ".join(r[0] for r in rows))
+    args = ap.parse_intermixed_args()  # folds and flags in any order; the rows run in the order given
     with threadpool_limits(1):
-        main([int(a) for a in args if not a.startswith("--")] or ([] if flags else [0, 1, 2, 3, 4]), flags)
+        main(args.folds or ([] if args.flags else [0, 1, 2, 3, 4]), args.flags)

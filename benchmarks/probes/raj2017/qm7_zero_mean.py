@@ -30,7 +30,7 @@ Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes
 ridge, 1-10 minutes for a feature row); each fold is written at once to ``results/raj2017/qm7_zero_mean_probes.json``
 and skipped on a rerun, so several processes may split the folds.
 """
-import sys
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -150,18 +150,15 @@ def main(folds, control=False, rows=(), reselect=False):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    rows = args[args.index("--rows") + 1:] if "--rows" in args else []
-    args = args[:args.index("--rows")] if "--rows" in args else args
-    unknown = [a for a in args if a.startswith("--") and a not in ("--control", "--reselect")]
-    unknown += [r for r in rows if r not in ROWS]
-    if "--rows" in sys.argv and not rows:
-        unknown.append("--rows without a row")
-    if "--reselect" in args and not rows:
-        unknown.append("--reselect without --rows (the exact kernel ridge always selects γ)")
-    if unknown:
-        sys.exit(f"unknown option(s) or row(s) {unknown}; options: --control, --reselect, --rows with any of "
-                 f"{sorted(ROWS)}")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folds", nargs="*", type=int, help="outer folds (default: 0-4, none with --control alone)")
+    ap.add_argument("--control", action="store_true", help="rerun outer fold 1 with the training mean")
+    ap.add_argument("--reselect", action="store_true", help="with --rows: γ too by leave-one-out without intercept")
+    ap.add_argument("--rows", nargs="+", choices=sorted(ROWS), default=[], metavar="KEY",
+                    help=f"feature rows to recompute, any of {sorted(ROWS)}")
+    args = ap.parse_intermixed_args()
+    if args.reselect and not args.rows:
+        ap.error("--reselect without --rows (the exact kernel ridge always selects γ)")
     with threadpool_limits(1):
-        main([int(a) for a in args if not a.startswith("--")] or ([] if "--control" in args else [0, 1, 2, 3, 4]),
-             control="--control" in args, rows=rows, reselect="--reselect" in args)
+        main(args.folds or ([] if args.control else [0, 1, 2, 3, 4]), control=args.control, rows=args.rows,
+             reselect=args.reselect)

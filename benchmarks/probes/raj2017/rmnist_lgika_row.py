@@ -1,6 +1,11 @@
-"""What the Rotated MNIST probes of Raj et al. 2017's LGIKA (RF) row start from: the regenerated split, the
-reproduction's "reduced" configuration and the rotation law and γ its validation chose (cell ``select|lgika_rf`` of
-``results/raj2017/rotated_mnist.json``), with γ's scale, the median squared distance of the training rows."""
+"""The common start of the Rotated MNIST probes of Raj et al. 2017's LGIKA (RF) row: a module they import.
+
+What those probes start from: the regenerated split, the reproduction's "reduced" configuration and the rotation law
+and γ its validation chose (cell ``select|lgika_rf`` of ``results/raj2017/rotated_mnist.json``), with γ's scale, the
+median squared distance of the training rows. Imported by ``hyperkernel_seeds.py``, ``orthogonal_lgika_rmnist.py``
+and ``rmnist_unit_norm.py``; run as a script it computes nothing (it answers --help).
+"""
+import argparse
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -40,3 +45,7 @@ def hyper_cell(F, row, seed=0):
                                   seed)
     return {"accuracy": r["accuracy"], "layer2_factor": r["layer2_factor"], "lambda": r["lambda"],
             "valid_acc": raj2017._best_valid(r)}
+
+
+if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()

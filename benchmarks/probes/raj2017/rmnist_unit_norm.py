@@ -123,7 +123,7 @@ def run_layer2(probes, row, Xn, scale_n, part, t0):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
     ap.add_argument("--part", choices=("first", "orf", "hyper"), default="first",
                     help="the first-layer cells (default), or a 2nd-layer cell on the scaled LGIKA (RF) layer")

@@ -229,7 +229,7 @@ def main(draws, sizes=(PER_CLASS,), grid=False, select=False):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--draws", type=int, nargs="+", default=[0])
     ap.add_argument("--per-class", type=int, nargs="+", default=[PER_CLASS])
     ap.add_argument("--select", action="store_true",
