@@ -157,3 +157,32 @@ def test_the_quiet_variable_silences_the_bar(quiet, shown):
     env = {**os.environ, "ORBITKERNELS_QUIET": quiet}
     err = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
     assert ("OrbitFourierFeatures transform" in err) == shown, err
+
+
+def test_the_dask_transform_ships_a_quiet_copy(monkeypatch, capsys):
+    # a bar per block from every worker thread garbled stderr; dask's own progress bar counts the blocks
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    f = MAPS["fourier"](verbose=1).fit(X)
+    with dask.config.set(scheduler="threads"):
+        F = f.transform(da.from_array(X, chunks=(50, -1))).compute()
+    np.testing.assert_array_equal(F, MAPS["fourier"]().fit(X).transform(X))
+    assert "OrbitFourierFeatures transform" not in capsys.readouterr().err
+    assert f.verbose == 1  # the user's estimator keeps its setting
+    f.transform(X)
+    assert "OrbitFourierFeatures transform" in capsys.readouterr().err
+
+
+def test_the_haar_kernel_bar_counts_every_row_of_x(monkeypatch):
+    from orbitkernels.kernels import HaarKernel
+    from orbitkernels.kernels import haar as haar_module
+
+    rec = _Recorder()
+    monkeypatch.setattr(haar_module, "progress", rec)
+    A, B = X[:40], X[:25]
+    quiet = HaarKernel(ROT, gamma=0.02, n_group_samples=4, random_state=0, max_memory_mb=0.05)(A, B)
+    assert rec.bars[-1]["disable"]
+    k = HaarKernel(ROT, gamma=0.02, n_group_samples=4, random_state=0, verbose=1, max_memory_mb=0.05)
+    np.testing.assert_array_equal(k(A, B), quiet)
+    bar = rec.bars[-1]
+    assert not bar["disable"] and bar["total"] == bar["done"] == 40 and bar["closed"]

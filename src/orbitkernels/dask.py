@@ -32,6 +32,7 @@ Regularized least squares (:mod:`orbitkernels.models.distributed_ridge`)
 """
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -151,6 +152,11 @@ def transform_dask(estimator, X, *, ship="auto"):
     X = _as_row_chunked(X)
     n_out = estimator._n_features_out
     dtype = _out_dtype(X.dtype)
+    if getattr(estimator, "verbose", 0):
+        # a bar per block, from every worker thread at once, would garble stderr: dask's own progress bar
+        # (dask.diagnostics.ProgressBar, distributed's dashboard) counts the blocks instead
+        estimator = copy.copy(estimator)  # shallow: the fitted arrays are shared, not copied
+        estimator.verbose = 0
     state = _ship(estimator, ship)
     with warnings.catch_warnings():
         # the keys' prefix is `token=` in current dask (where `name=` is the whole key); dask 2024.1, our lower

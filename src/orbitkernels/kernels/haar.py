@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import StrOptions
 from ..groups.base import Group, can_move_to_templates, resolve_elements, resolve_group
 from ..utils.kernels import PairwiseKernel
 from ..utils.persistence import VersionedPickleMixin
+from ..utils.progress import progress
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
     check_budget,
@@ -85,6 +86,9 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         Budget for the transformed copies of one block of X and one block of Y
         and their kernel block: both X and Y are processed in blocks, so the peak
         is this budget plus the output Gram matrix.
+    verbose : int, default=0
+        Non-zero: a progress bar over the rows of X of each Gram matrix (stderr; silenced by
+        ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
     """
 
     _parameter_constraints: dict = {
@@ -98,11 +102,12 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         "single_sum": [StrOptions({"auto"}), "boolean"],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "max_memory_mb": [positive_real_constraint()],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, group=None, base_kernel="rbf", *, gamma=None, degree=None, coef0=None, kernel_params=None,
                  n_group_samples=None, sampling="qmc", elements=None, weights=None, single_sum="auto",
-                 random_state=None, max_memory_mb=256.0):
+                 random_state=None, max_memory_mb=256.0, verbose=0):
         self.group = group
         self.base_kernel = base_kernel
         self.gamma = gamma
@@ -116,6 +121,7 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         self.single_sum = single_sum
         self.random_state = random_state
         self.max_memory_mb = max_memory_mb
+        self.verbose = verbose
 
     def set_params(self, **params):
         super().set_params(**params)
@@ -198,10 +204,19 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         bx, by = self._blocks(nx, ny, d, r)
         K = np.empty((nx, ny))
         # X blocks outside: each X block is transformed once and each Y block once per X block
-        for a in range(0, nx, bx):
+        # (getattr: kernels pickled before verbose existed)
+        bar = progress(total=nx, desc=type(self).__name__, unit="rows", disable=not getattr(self, "verbose", 0))
+        with bar:
+            self._fill(K, X, Y, E, w, bx, by, bar)
+        return K
+
+    def _fill(self, K, X, Y, E, w, bx, by, bar):
+        """The Gram matrix's blocks into ``K``, X blocks outside; ``bar`` counts the X rows done."""
+        r, d = len(E), X.shape[1]
+        for a in range(0, len(X), bx):
             Xa = X[a : a + bx]
             GX = None if self.single_sum_ else self.group_.act(Xa, E).reshape(r * len(Xa), d)
-            for b in range(0, ny, by):
+            for b in range(0, len(Y), by):
                 Yb = Y[b : b + by]
                 m = len(Yb)
                 GY = self.group_.act(Yb, E).reshape(r * m, d)  # (r·m, d): the transformed copies of this block
@@ -213,7 +228,7 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
                     Kc = self._k(GX, GY).reshape(r, len(Xa), r, m)
                     K[a : a + bx, b : b + m] = np.einsum("k,knlm,l->nm", w, Kc, w)
                 del GY
-        return K
+            bar.update(len(Xa))
 
     @staticmethod
     def _row_terms(d, r, single_sum):
