@@ -674,3 +674,22 @@ def test_runs_saving_at_once_lose_no_cell(tmp_path):
     finally:
         sys.setswitchinterval(old)
     assert len(read_json(runs[0].partial_path)["cells"]) == 100
+
+
+def test_a_folder_that_cannot_be_locked_still_saves(tmp_path, monkeypatch):
+    # some NFS mounts refuse flock (ENOLCK): the save must go on without the lock, not fail after the cell
+    import errno
+
+    from orbitkernels.experiments._runner import ExperimentRun, read_json
+
+    fcntl = pytest.importorskip("fcntl")
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    run = ExperimentRun("toy", "exp", {"a": 1}, out_dir=tmp_path)
+    run.cell("c", lambda: 1)
+    assert read_json(run.partial_path)["cells"] == {"c": 1}
+    run.finish({"x": 1})
+    assert run.path.exists() and not run.partial_path.exists()

@@ -101,7 +101,10 @@ def _folder_lock(folder):
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without locks (some NFS mounts: ENOLCK): the save goes on without one
+            pass
         yield
     finally:
         os.close(fd)  # releases the lock
