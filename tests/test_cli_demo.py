@@ -55,6 +55,45 @@ def test_results_report_renders_headlines(tmp_path):
     assert "| rmse | 12 | 10.82 | lower | above |" in md
 
 
+def test_results_summary_counts_the_verdicts(tmp_path):
+    # the page gave no count: readers (and the fidelity issue) counted its rows by hand
+    from orbitkernels.experiments._runner import ExperimentRun, headline
+    from orbitkernels.experiments.report import render_results
+    ExperimentRun("raj2017", "a", {"a": 1}, out_dir=tmp_path).finish({}, [
+        headline("acc", 0.97, 0.9683), headline("rmse", 12.0, 10.82, better="lower"), headline("curve", 0.1)])
+    ExperimentRun("mroueh2015", "b", {"a": 1}, out_dir=tmp_path).finish({}, [
+        headline("slope", -0.4995, -0.5, better="lower", tolerance=0.05)])
+    ExperimentRun("molecules3d", "c", {"a": 1}, out_dir=tmp_path).finish({}, [
+        headline("rmse", 5.0, 4.0, better="lower")])
+    ExperimentRun("bench", "d", {"a": 1}, out_dir=tmp_path).finish({}, [headline("speed", 3.0)])
+    md = render_results(tmp_path)
+    assert "| Raj et al. 2017 — local group-invariant orbit embeddings | 2 | 1 | 1 | 50.0 % |" in md
+    assert "| Mroueh, Voinea & Poggio 2015 — group-invariant CDF features | 1 | 1 | 0 | 100.0 % |" in md  # tolerance
+    assert "| **the three papers** | 3 | 2 | 1 | 66.7 % |" in md  # neither molecules3d's target nor a benchmark
+    assert "| 3-D molecular orbit features (beyond the papers: targets from the scattering anchor) | 1 | 0 | 1 |" in md
+    assert md.index("**the three papers**") < md.index("| 3-D molecular") < md.index("## Benchmarks")
+    assert "Benchmarks |" not in md  # no cell with a number to compare with: no summary row
+    from orbitkernels.experiments.report import render_readme_block
+    assert render_readme_block(tmp_path).startswith("2 of the 3 cells of the three papers with a number to compare "
+                                                    "with meet it (66.7 %;")
+
+
+def test_the_results_pages_summary_is_its_rows():
+    import re
+    from pathlib import Path
+
+    from orbitkernels.experiments.report import MEETS, THE_PAPERS, TITLES
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "results.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", page, flags=re.M)
+    for paper in THE_PAPERS:
+        body = next(s for s in sections if s.startswith(TITLES[paper]))
+        verdicts = [r.rstrip()[:-1].rsplit("|", 1)[-1].strip() for r in body.splitlines() if r.startswith("| [")]
+        verdicts = [v for v in verdicts if v]  # the last column; empty where the paper gives no number
+        n, m = len(verdicts), sum(v in MEETS for v in verdicts)
+        assert f"| {TITLES[paper]} | {n} | {m} | {n - m} |" in page, (paper, n, m)
+
+
 def test_report_command_writes_every_page(tmp_path, capsys):
     from orbitkernels.experiments._runner import ExperimentRun, headline
     run = ExperimentRun("raj2017", "toy", {"a": 1}, out_dir=tmp_path / "results")
