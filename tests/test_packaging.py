@@ -61,3 +61,27 @@ def test_ci_runs_the_suite_against_the_oldest_pins():
     run = (ROOT / ".ci" / "run").read_text()
     assert re.search(r"pip install .*-c \.ci/oldest\.txt \"\.\[test\]\"", run)
     assert re.search(r"\.venv-oldest/bin/python -m pytest", run)
+
+
+#: what the repository holds at its root; a stray file (a script's output written to the working folder) is not in it
+ROOT_ENTRIES = {".ci", ".gitignore", "LICENSE", "README.md", "benchmarks", "docs", "examples", "pyproject.toml",
+                "results", "src", "tests"}
+
+
+def _tracked():
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        import pytest
+        pytest.skip("not a git checkout")
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return [p for p in out.decode().split("\0") if p]
+
+
+def test_no_stray_file_is_committed():
+    # a file named '--help' (a probe's output path read from argv) was committed once beside the README
+    files = _tracked()
+    assert {p.split("/")[0] for p in files} <= ROOT_ENTRIES, sorted({p.split("/")[0] for p in files} - ROOT_ENTRIES)
+    odd = [p for p in files if p.startswith("results/") and not p.endswith((".json", ".jsonl", ".png"))]
+    assert not odd, odd  # results hold results files and their figures only
