@@ -20,6 +20,6 @@ def is_quiet() -> bool:
 
 
 def progress(iterable=None, *, total=None, desc=None, leave=False, disable=False, **kw):
-    """A tqdm bar on stderr, disabled when quiet, when ``disable`` (an estimator's ``verbose=0``), or when stderr is
-    not a terminal-like stream."""
+    """A tqdm bar on stderr, disabled when quiet or when ``disable`` (an estimator's ``verbose=0``). It is drawn
+    whether or not stderr is a terminal: ``--quiet`` / ``ORBITKERNELS_QUIET=1`` keep a redirected log free of it."""
     return tqdm(iterable, total=total, desc=desc, leave=leave, disable=_QUIET or disable, file=sys.stderr, **kw)
