@@ -3,24 +3,25 @@ A permutation-invariant sequence task
 =====================================
 
 Sequences of 5 letters over an 8-letter alphabet are labelled by whether they contain both
-letter 0 and letter 1, anywhere (the Xperm task of Mroueh et al. 2015, §6, after Teo et al.
-2007). The label is a function of the *set* of letters: permuting the positions never changes
-it. Each sequence is one-hot encoded as 5 blocks of 8 features, and
-:class:`~orbitkernels.groups.BlockPermutation` permutes those blocks (the 5! = 120 elements of
-the symmetric group S_5).
+letter 0 and letter 1, anywhere (the Xperm task of Mroueh et al. 2015, §6). The label is a
+function of the *set* of letters: permuting the positions never changes it. Each sequence is
+one-hot encoded as 5 blocks of 8 features, and :class:`~orbitkernels.groups.BlockPermutation`
+permutes those blocks (the 5! = 120 elements of the symmetric group S_5).
 
-A finite group is averaged over exactly: the orbit features below use all 120 permutations, so
-they are exactly invariant, and the classifier only has to learn a function of the letter
-counts. With 20 training sequences it already beats plain random Fourier features trained on
-640.
+A finite group is averaged over exactly: the orbit features below use all 120 permutations
+(what ``n_group_samples`` defaults to for a finite group), so they are exactly invariant, and
+the classifier only has to learn a function of the letter counts. With 20 training sequences it
+already beats plain random Fourier features trained on 640.
 """
 
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.linear_model import RidgeClassifierCV
+from sklearn.metrics import balanced_accuracy_score
 
 from orbitkernels.datasets import make_xperm
+from orbitkernels.diagnostics import invariance_error
 from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures
 from orbitkernels.groups import BlockPermutation
 
@@ -42,11 +43,6 @@ test, pool = order[:3000], order[3000:]
 positives, negatives = pool[y[pool] == 1], pool[y[pool] == -1]
 sizes = [20, 40, 80, 160, 320, 640]
 
-
-def balanced_accuracy(pred, truth):
-    return np.mean([np.mean(pred[truth == c] == c) for c in (-1, 1)])
-
-
 feature_maps = {
     "plain RFF": RBFSampler(gamma=0.5, n_components=300, random_state=0),
     "orbit RFF, S_5 (Raj)": OrbitFourierFeatures(positions, gamma=0.5, n_components=300, random_state=0),
@@ -62,13 +58,16 @@ for name, features in feature_maps.items():
     for n in sizes:
         rows = np.concatenate([positives[: n // 2], negatives[: n // 2]])
         ridge = RidgeClassifierCV(alphas=np.logspace(-4, 2, 7)).fit(features.transform(X[rows]), y[rows])
-        curves[name].append(balanced_accuracy(ridge.predict(F_test), y[test]))
-for name, curve in curves.items():
-    print(f"{name:22s}", " ".join(f"{a:.3f}" for a in curve))
+        curves[name].append(balanced_accuracy_score(y[test], ridge.predict(F_test)))
+    # the largest relative change of the features of 50 test sequences under 8 random permutations
+    change = invariance_error(features, X[test[:50]], positions, n_elements=8, random_state=0)["max"]
+    print(f"{name:22s}", " ".join(f"{a:.3f}" for a in curves[name]), f"  invariance error {change:.1e}")
 
 # %%
-# The invariant maps come close to perfect from about a hundred training sequences, where plain
-# features, which must see every arrangement of the letters, are still near 0.6.
+# The invariant maps score above 0.95 from 80 training sequences on, where plain features, which
+# must see every arrangement of the letters, are still near 0.6. The last column is the largest
+# relative change of each map's features when the positions are permuted: rounding for the two
+# orbit maps, of order 1 for plain features.
 
 fig, ax = plt.subplots(figsize=(6.4, 4), layout="constrained")
 for name, curve in curves.items():

@@ -60,6 +60,8 @@ for name, features in models.items():
 # %%
 # What the classifiers saw, and how they did
 # ------------------------------------------
+# Plain features lose most of their accuracy on rotated digits; both orbit maps lose only a few
+# hundredths of theirs (GICDF, at these sizes, is the least accurate on upright digits).
 
 fig = plt.figure(figsize=(9, 4.2), layout="constrained")
 left, right = fig.subfigures(1, 2, width_ratios=[1, 1.4])

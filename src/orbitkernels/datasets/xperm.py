@@ -17,9 +17,10 @@ def make_xperm(n_letters=8, length=5, targets=(0, 1)) -> Bunch:
 
     The label does not change when the positions of a sequence are permuted, so
     a learner that knows this invariance (e.g. a kernel averaged over the
-    symmetric group acting on positions) needs far fewer examples; cf.
-    C. H. Teo, A. Globerson, S. Roweis, A. J. Smola, "Convex learning with
-    invariances", NIPS 2007.  With the defaults there are 8**5 = 32,768
+    symmetric group acting on positions) needs far fewer examples: the Xperm
+    task of Mroueh, Voinea & Poggio, "Learning with Group Invariant Features:
+    A Kernel Perspective", NIPS 2015, §6 and Figure 1 (sequences of length 5
+    over 8 letters, two target letters).  With the defaults there are 8**5 = 32,768
     sequences, of which 8**5 - 2*7**5 + 6**5 = 6,930 are positive.
 
     Parameters
@@ -63,8 +64,8 @@ def make_xperm(n_letters=8, length=5, targets=(0, 1)) -> Bunch:
     description = (f"Xperm: all {n} sequences of length {length} over {n_letters} letters, one-hot encoded "
                    f"position-major (X has {length * n_letters} columns); y = +1 iff the sequence contains every "
                    f"letter of {targets} ({int(contains.sum())} positive, {int(n - contains.sum())} negative). "
-                   "The label is invariant to permutations of the positions (cf. Teo, Globerson, Roweis, Smola, "
-                   "Convex learning with invariances, NIPS 2007).")
+                   "The label is invariant to permutations of the positions (the Xperm task of Mroueh, Voinea & "
+                   "Poggio, NIPS 2015, §6, Figure 1).")
     return Bunch(X=X, y=y, sequences=sequences, targets=targets, description=description)
 
 
