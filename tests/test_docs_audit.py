@@ -353,3 +353,218 @@ def test_architecture_page_names_what_exists():
     citing = [str(p.relative_to(root)) for folder in ("src", "tests", "benchmarks", "examples")
               for p in (root / folder).rglob("*.py") if p.name != Path(__file__).name and "DESIGN.md" in p.read_text()]
     assert not citing, f"cite docs/architecture.md, not the DESIGN.md outside the repository: {citing}"
+
+
+# ------------------------------------------------------------------ user guide: every promise
+
+
+def _guide_moved(fmap, X, angle):
+    """The user guide's measure of invariance: invariance_error of ``fmap`` when X is turned by ``angle``."""
+    from orbitkernels.diagnostics import invariance_error
+    from orbitkernels.groups import Discrete, ImageRotation
+
+    turn = ImageRotation((8, 8), angle=Discrete([angle]))
+    return invariance_error(fmap, X, turn, n_elements=1, random_state=0)["mean"]
+
+
+def test_user_guide_exact_invariance_is_where_the_action_is_exact():
+    """"Exact invariance needs an average over every element of a finite group whose action is exact": the default's
+    64 equispaced angles leave the features unchanged at multiples of 90° only (a grid step interpolates pixels); a
+    finite group of interpolated turns is not exact either; all cyclic shifts are; a Discrete law is used whole."""
+    from sklearn.datasets import load_digits
+
+    from orbitkernels.diagnostics import invariance_error
+    from orbitkernels.features import OrbitFourierFeatures
+    from orbitkernels.groups import CyclicShift, Discrete, ImageRotation
+
+    guide = _flat("docs/user_guide.md")
+    assert ("Exact invariance needs an average over every element of a finite group whose action is exact "
+            "(permutations, cyclic shifts, turns of a square image by multiples of 90°)") in guide
+    assert "of the default's 64 equispaced angles, only the multiples of 90° leave them unchanged" in guide
+    assert "exact invariance where its action is exact, as above" in guide
+    assert "{class}`~orbitkernels.groups.Discrete` for a finite set of values (which makes the average over it exact)" \
+        in guide
+    X = load_digits().data[:40] / 16.0
+    kw = dict(n_components=64, gamma=0.02, random_state=0)
+    f = OrbitFourierFeatures(ImageRotation((8, 8)), **kw).fit(X)
+    assert len(f.group_elements_) == 64
+    assert _guide_moved(f, X, np.pi / 2) < 1e-10 and _guide_moved(f, X, np.pi) < 1e-10
+    assert _guide_moved(f, X, 2 * np.pi / 64) > 1e-3  # one of its own 64 angles: not exact
+    twelve = OrbitFourierFeatures(ImageRotation((8, 8), n_angles=12), **kw).fit(X)
+    assert len(twelve.group_elements_) == 12 and _guide_moved(twelve, X, np.pi / 6) > 1e-3
+    shifts = CyclicShift((8, 8))
+    cyc = OrbitFourierFeatures(shifts, **kw).fit(X)
+    assert len(cyc.group_elements_) == 64
+    assert invariance_error(cyc, X, shifts, n_elements=4, random_state=0)["max"] < 1e-10
+    three = OrbitFourierFeatures(ImageRotation((8, 8), angle=Discrete([-0.2, 0.0, 0.2])), **kw).fit(X)
+    np.testing.assert_allclose(np.sort(three.group_elements_.ravel()), [-0.2, 0.0, 0.2])
+    np.testing.assert_allclose(three.group_weights_, 1 / 3)
+
+
+def test_user_guide_qm7_feature_map_claims_are_the_reproduction():
+    """The feature-map table's QM7 claims, from results/raj2017/qm7.json: the Laplacian base kernel beats every
+    other row and every paper number; at 2000 features Nyström beats random Fourier features on the Original and
+    Sort-Coulomb rows and loses on the LGIKA row."""
+    guide = _flat("docs/user_guide.md")
+    rows = _json("raj2017/qm7.json")["data"]["rows"]
+    cell = {(r["method"], r["dim"]): r for r in rows}
+    m = re.search(r"on QM7 the Laplacian kernel is the largest single improvement over the paper's rows \(LGIKA "
+                  r"\(RF\): ([\d.]+) RMSE against ([\d.]+) with the Gaussian, the paper ([\d.]+)\)", guide)
+    assert m, "the user guide should quote the Laplacian row"
+    lap, gauss = cell["lgika_rf_lap", 20000], cell["lgika_rf", 20000]
+    assert [float(x) for x in m.groups()] == [round(lap["rmse"], 2), round(gauss["rmse"], 2), gauss["paper_rmse"]]
+    others = [v for r in rows if "laplacian" not in r["label"].lower()
+              for k, v in r.items() if k.startswith("rmse") and isinstance(v, float)]
+    papers = [r[k] for r in rows for k in ("paper_rmse", "paper_rmse_2layer") if r.get(k) is not None]
+    assert lap["rmse"] < min(others) and lap["rmse"] < min(papers)
+    assert ("in the Raj et al. reproduction (2000 features) it beats random Fourier features on QM7's Original and "
+            "Sort-Coulomb rows and loses on the LGIKA row") in guide
+    for family, nys_wins in (("orig", True), ("sort", True), ("lgika", False)):
+        nys, rf = cell[f"{family}_nys", 2000]["rmse"], cell[f"{family}_rf", 2000]["rmse"]
+        assert (nys < rf) == nys_wins, (family, nys, rf)
+
+
+def test_user_guide_demo_invariance_numbers_are_the_readme():
+    """"plain random Fourier features change by 0.88, orbit random Fourier features by 0.12 and GICDF by 0.04
+    (README, "The demo")", and GICDF is "the most invariant of the three"."""
+    readme = _flat("README.md")
+    m = re.search(r"plain RFF ([\d.]+), orbit RFF ([\d.]+), GICDF ([\d.]+)\.", readme)
+    assert m, "the README should state the demo's invariance errors"
+    demo = [float(x) for x in m.groups()]
+    guide = _flat("docs/user_guide.md")
+    g = re.search(r"plain random Fourier features change by ([\d.]+), orbit random Fourier features by ([\d.]+) and "
+                  r"GICDF by ([\d.]+) \(README, \"The demo\"\)", guide)
+    assert g, "the user guide should quote the demo's invariance errors"
+    assert [float(x) for x in g.groups()] == [round(v, 2) for v in demo]
+    assert demo[2] < demo[1] < demo[0]
+    assert "the most invariant of the three in our measurements (README demo" in guide
+
+
+def test_user_guide_committed_run_details_are_the_files():
+    """The GPU check's agreement cases for GICDF (results/bench/gpu.json) and the data of the InvariantSVC fit
+    times (results/bench/invariant_svm.json) are what the user guide says they are."""
+    guide = _flat("docs/user_guide.md")
+    assert ("In the check's agreement cases (the GEMM, FFT and polar paths, float32 and float64) GICDF's features on "
+            "the GPU are NumPy's bit for bit") in guide
+    cases = [r for r in _json("bench/gpu.json")["agreement"] if r["map"] == "gicdf"]
+    assert {(r["engine_path"], r["dtype"]) for r in cases} == {
+        (p, d) for p in ("gemm", "fft", "polar") for d in ("float32", "float64")}
+    assert all(r["max_abs_diff"] == 0 for r in cases)
+    assert "on 200 of scikit-learn's 8×8 digits with sampled shifts, a fit takes" in guide
+    config = _json("bench/invariant_svm.json")["results"]["config"]
+    assert config["n"] == 200 and "load_digits" in config["data"]
+    assert config["transformations"].startswith("ImageTranslation((8, 8)") and "sampled" in config["transformations"]
+
+
+def test_user_guide_names_and_defaults_are_the_code(monkeypatch):
+    """The names, defaults and fallbacks the user guide states: the memory budgets, the four maps' progress bars,
+    the thread-count variables, the frequency options, the reproductions' i.i.d. draws, the models' options."""
+    import threading
+
+    from orbitkernels.backends import numpy as npbk
+    from orbitkernels.backends.torch import TorchBackend
+    from orbitkernels.experiments import _common
+    from orbitkernels.features import GroupCDFFeatures, MolecularOrbitFeatures, OrbitFourierFeatures, OrbitNystroem
+    from orbitkernels.kernels import HaarKernel
+    from orbitkernels.models import InvariantLinearClassifier, InvariantSVC, RidgePath
+    from orbitkernels.models.invariant_svm import _physical_memory_bytes
+
+    guide = _flat("docs/user_guide.md")
+    maps = (OrbitFourierFeatures, OrbitNystroem, GroupCDFFeatures, MolecularOrbitFeatures)
+    assert "the estimator's `max_memory_mb` (default 256 MB)" in guide
+    for cls in maps + (HaarKernel,):
+        params = inspect.signature(cls).parameters
+        assert params["max_memory_mb"].default == 256 and params["verbose"].default == 0, cls.__name__
+    assert "`verbose=1` on any of the four feature maps draws a bar" in guide
+    assert "within its own `max_memory_mb` (default: three quarters of the machine's physical memory)" in guide
+    assert InvariantSVC().max_memory_mb is None and InvariantSVC()._budget_bytes() == 0.75 * _physical_memory_bytes()
+    # "ORBITKERNELS_NUM_THREADS=n sets how many (else OMP_NUM_THREADS, else every core the process may use)"
+    assert "`ORBITKERNELS_NUM_THREADS=n` sets how many (else `OMP_NUM_THREADS`, else every core the process may use)" \
+        in guide
+    for var in ("ORBITKERNELS_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(var, raising=False)
+    assert npbk.THREADS_ENV == "ORBITKERNELS_NUM_THREADS" and npbk.pool_threads() == npbk._cores()
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert npbk.pool_threads() == npbk._workers() == 3
+    # off the main thread a transform pools its blocks in that thread; its FFTs keep OMP_NUM_THREADS's count
+    assert ("a transform called from a thread other than the main one (dask's threaded scheduler, joblib's threading "
+            "back-end) pools its blocks in that thread (its FFTs and BLAS products keep `OMP_NUM_THREADS`'s count, "
+            "else every core)") in guide
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append((npbk.pool_threads(), npbk._workers())))
+    worker.start()
+    worker.join()
+    assert seen == [(1, 3)]
+    monkeypatch.setenv("ORBITKERNELS_NUM_THREADS", "2")
+    assert npbk.pool_threads() == 2
+    # frequencies: the same option on the molecular map; the reproductions keep the papers' i.i.d. draws
+    assert "{class}`~orbitkernels.features.MolecularOrbitFeatures` takes the same option for its frequencies" in guide
+    for cls in (OrbitFourierFeatures, MolecularOrbitFeatures):
+        assert inspect.signature(cls).parameters["frequencies"].default == "auto"
+        assert cls._parameter_constraints["frequencies"][0].options == {"auto", "orthogonal", "iid"}
+    assert "The reproductions keep the papers' i.i.d. draw" in guide and "which the reproductions use" in guide
+    assert _common.PAPER_FREQUENCIES == _common.PAPER_SAMPLING == "iid"
+    # the models the page names, with the options it names
+    assert "{class}`~orbitkernels.models.InvariantLinearClassifier` (`loss=\"fdrop\"` or `\"fscale\"`)" in guide
+    assert {"fdrop", "fscale"} <= InvariantLinearClassifier._parameter_constraints["loss"][0].options
+    assert {"column_generation", "pegasos"} == InvariantSVC._parameter_constraints["solver"][0].options
+    assert callable(RidgePath.loo_residuals)
+    # the back-ends: straight copies into the output rows on torch; cache-sized blocks on NumPy only
+    assert "(`TorchBackend.to_numpy_into`)" in guide and callable(TorchBackend.to_numpy_into)
+    assert npbk.NumpyBackend.prefers_cache_blocks and not TorchBackend.prefers_cache_blocks
+    # dask's worker processes (started by a nanny) run with OMP_NUM_THREADS=1: a transform there is on one thread
+    assert "dask's worker processes, which set `OMP_NUM_THREADS=1`, run each transform on one thread" in guide
+    dask_config = pytest.importorskip("dask.config")
+    pytest.importorskip("distributed")
+    assert str(dask_config.get("distributed.nanny.pre-spawn-environ")["OMP_NUM_THREADS"]) == "1"
+
+
+def test_user_guide_nystroem_float32_precision_rule_is_the_code():
+    """"when OrbitNystroem's landmark kernel matrix is so ill-conditioned that float32 kernel values would move the
+    features by more than 1e-3 of their norm ..., its kernel values are computed in float64 (`precision_` says which;
+    the output stays float32; `dtype="float32"` forces float32)"."""
+    from orbitkernels.features import OrbitNystroem
+    from orbitkernels.groups import CyclicShift
+
+    guide = _flat("docs/user_guide.md")
+    m = re.search(r"so ill-conditioned that float32 kernel values would move the features by more than ([\d.e-]+) of "
+                  r"their norm \(many landmarks under a wide kernel\), its kernel values are computed in float64 "
+                  r"\(`precision_` says which; the output stays float32; `dtype=\"float32\"` forces float32\)", guide)
+    assert m, "the user guide should state OrbitNystroem's precision rule"
+    assert float(m[1]) == OrbitNystroem.FLOAT32_TOLERANCE
+    X = np.random.default_rng(0).random((300, 16)).astype(np.float32)
+    kw = dict(gamma=1e-3, n_components=290, random_state=0)  # many landmarks under a wide kernel
+    auto = OrbitNystroem(CyclicShift((16,)), **kw).fit(X)
+    assert auto.precision_ == "float64" and auto.plan_.compute_dtype(np.dtype(np.float32)) == np.float64
+    assert auto.transform(X[:5]).dtype == np.float32
+    forced = OrbitNystroem(CyclicShift((16,)), dtype="float32", **kw).fit(X)
+    assert forced.plan_.compute_dtype(np.dtype(np.float32)) == np.float32
+    assert forced.transform(X[:5]).dtype == np.float32
+    well = OrbitNystroem(CyclicShift((16,)), gamma=1.0, n_components=20, random_state=0).fit(X)
+    assert well.precision_ == "float32"
+
+
+def test_readme_demo_invariance_is_exact_at_the_quarter_turns_only():
+    """README, "The demo": the orbit features average over 36 rotations by 10°, are exactly invariant to the quarter
+    turns (changes of 1e-16) and change by about 0.1 at the other turns, among the 36 or not (the README said exactly
+    invariant to all 36). The demo's digits and group: 8x8 digits padded to 12x12, ImageRotation(n_angles=36)."""
+    from sklearn.datasets import load_digits
+
+    from orbitkernels.diagnostics import invariance_error
+    from orbitkernels.features import OrbitFourierFeatures
+    from orbitkernels.groups import ImageRotation
+
+    readme = _flat("README.md")
+    assert ("The orbit features average over the 36 rotations by multiples of 10°. Turning a square pixel grid by a "
+            "quarter turn moves whole pixels, so they are exactly invariant to the quarter turns (changes of 1e-16); "
+            "every other turn, one of the 36 or not, interpolates the pixels, and there the features change by about "
+            "0.1.") in readme
+    images = load_digits().images[:60]
+    X = np.pad(images, ((0, 0), (2, 2), (2, 2))).reshape(len(images), -1) / 16.0
+    group = ImageRotation((12, 12), n_angles=36)
+    f = OrbitFourierFeatures(group, gamma=0.05, n_components=200, random_state=0).fit(X)
+    per = np.asarray(invariance_error(f, X, group, n_elements=None)["per_element"])
+    degrees = np.rint(np.rad2deg(group.elements().ravel())).astype(int) % 360
+    quarter = degrees % 90 == 0
+    assert quarter.sum() == 4 and per[quarter].max() < 1e-12
+    assert 0.03 < per[~quarter].min() and per[~quarter].max() < 0.3  # "about 0.1"

@@ -218,8 +218,9 @@ class Group:
 
         Where q is the Haar measure of a compact one-parameter group (the full
         circle of rotations), the uniform law on the n-element subgroup integrates
-        every band-limited function of the angle exactly and makes the features
-        exactly invariant to the subgroup, with no sampling noise at all; the
+        every band-limited function of the angle exactly, with no sampling noise at
+        all (the features are exactly invariant to those of its elements whose
+        action on the data is exact, e.g. the quarter turns of a pixel grid); the
         returned group is the one the engine runs fastest (e.g. the polar FFT path).
         """
         return None
