@@ -35,7 +35,7 @@ def test_numpy_cdf_pool_matches_definition(rng):
     n, s = 5, 1.2
     cdf = bk.cdf_pool(S, w, n, s)
     tau = s * np.arange(-n, n + 1) / n
-    ref = ((S[..., None] <= tau) * w[None, None, :, None]).sum(2)  # Mroueh Eq. 3
+    ref = ((S[..., None] <= tau) * w[None, None, :, None]).sum(2)  # Mroueh §2
     np.testing.assert_allclose(cdf, ref, atol=1e-12)
     cdf_u = bk.cdf_pool(S, np.full(7, 1 / 7), n, s)
     np.testing.assert_allclose(cdf_u, (S[..., None] <= tau).mean(2), atol=1e-12)
@@ -88,7 +88,7 @@ def test_torch_cdf_pool_matches_numpy(rng, method, dtype, uniform, device):
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 if dtype == np.float64 else 2e-7)
     if uniform:  # integer counts, then the weight and the scale as NumPy rounds them: the same bits
         np.testing.assert_array_equal(got, ref)
-    # Mroueh Eq. 3, 1{S_k <= 1.3 b / 6} as ceil(S_k 6 / 1.3) <= b with S_k 6 / 1.3 rounded in S's precision
+    # Mroueh §2, 1{S_k <= 1.3 b / 6} as ceil(S_k 6 / 1.3) <= b with S_k 6 / 1.3 rounded in S's precision
     below = np.ceil(S * np.asarray(6 / 1.3, dtype))[..., None] <= np.arange(-6, 7)
     np.testing.assert_allclose(got, 0.7 * (below * w[None, None, :, None]).sum(2), atol=1e-6)
 

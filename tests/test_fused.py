@@ -181,7 +181,7 @@ def test_gicdf_written_into_its_output_rows_is_the_copied_pooling_bit_for_bit(im
 
 
 def test_cdf_pool_matches_the_definition_both_ways(impl, rng):
-    # Mroueh Eq. 3 by its 2n+1 comparisons, with values a hair either side of the thresholds. (Exactly on
+    # Mroueh §2 by its 2n+1 comparisons, with values a hair either side of the thresholds. (Exactly on
     # a threshold, ceil(τ_b·n/range) may round to b + 1 in floating point, so the bin index counts it
     # above τ_b; both implementations do the same there, which the bit-for-bit test checks.)
     n, vr = 4, 0.8

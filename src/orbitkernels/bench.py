@@ -710,7 +710,7 @@ def bench_gemm_peak(quick=False):
 
 # --------------------------------------------------------------------------- 3
 def bench_gicdf_mnist(quick=False):
-    """GICDF, Mroueh §4 MNIST: CDF(50 bins, 500 templates), templates rotated in ±20° and shifted by ±3 px."""
+    """GICDF, Mroueh §6 MNIST (Fig. 2): CDF(50 bins, 500 templates), templates rotated in ±20° and shifted by ±3 px."""
     from .backends import numba_available
     from .features import GroupCDFFeatures
     from .features import _engine

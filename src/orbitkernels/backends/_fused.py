@@ -4,7 +4,7 @@ The poolings of the three papers are memory-bound chains of NumPy passes over th
 similarity block ``S`` (rows, m, r): for LGIKA-RF (Raj et al. 2017, Eq. 7) a phase
 add, a cosine (and a sine) and a weighted mean over the r group elements; for LGIKA-Nys
 on the FFT paths (Eq. 8) a Gaussian of the dot products and a weighted mean; for
-GICDF (Mroueh et al. 2015, Eq. 3) a bin index, a weighted histogram and a
+GICDF (Mroueh et al. 2015, §2) a bin index, a weighted histogram and a
 cumulative sum over the 2n+1 thresholds. Here each is one pass over ``S`` that
 keeps only a row of r values (and one histogram) in registers / L1:
 
@@ -403,7 +403,7 @@ def trig_pool(S, weights, offset=None, layout="nsr"):
 
 
 def cdf_pool(S, weights, n_bins, value_range, scale=1.0, out=None):
-    """Mroueh et al. 2015, Eq. 3, fused: bit for bit the NumPy back-end's ``cdf_pool`` (S: (rows, m, r)).
+    """Mroueh et al. 2015, §2, fused: bit for bit the NumPy back-end's ``cdf_pool`` (S: (rows, m, r)).
 
     ``scale`` multiplies the features in S's precision, as ``cdf_pool(...) * scale`` would; ``out``, a
     (rows, m, 2n+1) float array of S's precision or wider, any strides (a view of the caller's output

@@ -328,7 +328,7 @@ class NumpyBackend:
     def cdf_pool(self, S, weights, n_bins, value_range, scale=1.0, out=None):
         """Weighted CDF over the last axis at the thresholds ``value_range·k/n``, k = -n..n.
 
-        ``S`` (rows, m, r) -> (rows, m, 2n+1): ``scale · Σ_k w_k 1{S_k <= τ_b}`` (Mroueh Eq. 3).
+        ``S`` (rows, m, r) -> (rows, m, 2n+1): ``scale · Σ_k w_k 1{S_k <= τ_b}`` (Mroueh §2).
         1{P <= s b / n} <=> ceil(P n / s) <= b, so one bincount of the bin index
         followed by a cumulative sum replaces the 2n+1 comparisons per value; the fused
         kernel (numba) makes the same numbers in one pass over S. ``out``: a (rows, m, 2n+1)

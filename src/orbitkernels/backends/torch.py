@@ -183,7 +183,7 @@ class TorchBackend:
 
     def cdf_pool(self, S, weights, n_bins, value_range, scale=1.0):
         """Weighted CDF over the last axis at thresholds ``value_range·k/n``, times ``scale`` (see the NumPy
-        back-end): Mroueh et al. 2015, Eq. 3. On a GPU by sorting (:meth:`_cdf_pool_sorted`), on the CPU by a
+        back-end): Mroueh et al. 2015, §2. On a GPU by sorting (:meth:`_cdf_pool_sorted`), on the CPU by a
         scatter-add (:meth:`_cdf_pool_scatter`); with equal weights both count in integers and give NumPy's
         features bit for bit (tested on the CPU, measured on an H100 by ``benchmarks/gpu_check.py``)."""
         if self.device.type == "cpu":

@@ -91,7 +91,7 @@ class Method:
     the base kernel. ``name`` keys the row's cells in the results files (so it never changes).
 
     ``feature_map``: "rf" (random Fourier features, Raj Eq. 6–7), "nys" (Nyström, Eq. 8), "gicdf" (Mroueh et al.
-    2015 Eq. 3) or "krr" (exact kernel ridge, the GP of Montavon et al. 2012). ``inputs``: "orig" (Coulomb
+    2015 §2) or "krr" (exact kernel ridge, the GP of Montavon et al. 2012). ``inputs``: "orig" (Coulomb
     matrices, pixels) or "sort" (sorted Coulomb matrices). ``invariant``: averaged over the group (LGIKA,
     GICDF). ``kernel``: "rbf" or "laplacian". ``all_rotations``: every grid rotation through the polar FFT path.
     ``r``: its own number of sampled group elements (None: the configuration's ``r``); ``sampling``: how they are

@@ -286,9 +286,9 @@ def average_over_copies(transformer, group, elements, X, *, chunk_rows=64):
     """``(1/r) Σ_k Φ(g_k x)``: a fitted feature map averaged over r transformed copies of each row.
 
     For groups whose action can move to neither side of the similarity, e.g. Montavon et
-    al.'s data-dependent sorted Coulomb permutations (Raj et al. 2017, §4.4), the orbit
+    al.'s data-dependent sorted Coulomb permutations (Raj et al. 2017, §4.1), the orbit
     features are pooled over copies of the *data*. GICDF's pooling (Mroueh et al. 2015,
-    Eq. 3) is linear in the indicators, so with ``transformer`` a trivial-group
+    §2) is linear in the indicators, so with ``transformer`` a trivial-group
     :class:`~orbitkernels.features.GroupCDFFeatures` this is the pooled feature
     Σ_k (1/r) 1{<g_k x, t> <= τ}; the same holds for the linear poolings of LGIKA.
     ``chunk_rows`` rows (r copies each) are transformed at a time. Returns

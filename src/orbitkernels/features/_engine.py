@@ -142,7 +142,7 @@ class EnginePool:
 
 
 class CDFPool(EnginePool):
-    """GICDF pooling (Mroueh Eq. 3): ``scale · Σ_k w_k 1{S_k <= range·b/n}``, b = -n..n, on the back-end.
+    """GICDF pooling (Mroueh §2's Φ): ``scale · Σ_k w_k 1{S_k <= range·b/n}``, b = -n..n, on the back-end.
 
     ``n_bins`` may be a sequence of bin counts (with one ``scale`` each): the features at every
     resolution are then pooled from the same projections and returned side by side, in that

@@ -222,7 +222,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
             magnitude_guard(X, self.plan_.compute_dtype(X.dtype), 1, t, "its projections <x, g t>")
 
     def _pool_spec(self, n_bins=None):
-        """Mroueh Eq. 3 as an engine pooling; ``n_bins`` a sequence pools several resolutions at once."""
+        """Mroueh §2's feature map Φ as an engine pooling; ``n_bins`` a sequence pools several resolutions at once."""
         m = self.n_templates_
         bins = self.n_bins_ if n_bins is None else n_bins
         scale = [np.sqrt(self.range_ / (n * m)) for n in bins] if not np.isscalar(bins) else \
@@ -233,7 +233,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         """Features at several bin counts from one projection pass: ``{n: (n_samples, m·(2n+1))}``.
 
         The same templates, group elements and range as :meth:`transform`; only the number of
-        thresholds n changes (Mroueh et al. 2015, §4: accuracy against the bin count). The
+        thresholds n changes (Mroueh et al. 2015, §6, Figures 2-3: accuracy for several bin counts). The
         projections <x, g t> are computed once and pooled once per n, so a sweep costs one
         transform plus the poolings. ``transform_multi(X, [self.n_bins])[self.n_bins]`` equals
         ``transform(X)``.

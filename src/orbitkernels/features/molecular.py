@@ -403,7 +403,8 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         s = proj.shape[1]
         out = []
         for scale in scales:
-            # √(2/s) Σ_k w_k cos(scale <u_j, z(g_k ρ)> + b_j) (Raj Eq. 7, the "cos" form with offsets)
+            # √(2/s) Σ_k w_k cos(scale <u_j, z(g_k ρ)> + b_j) (Raj Eq. 7 in its real "cos" form with offsets,
+            # the one of the appendix's proof of Theorem 3.1)
             F = be.cos(proj * float(scale) + st["b"]).reshape((-1, r, s))
             F = (F * st["w"]).sum(1) * float(np.sqrt(2.0 / s))
             if nl == 2:

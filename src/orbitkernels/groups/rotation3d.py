@@ -6,9 +6,9 @@ position is ignored). :func:`encode_molecules` / :func:`decode_molecules` conver
 this scikit-learn friendly 2-D encoding and QM7's ``(Z, R)`` arrays.
 
 The group acts on the positions only, g·(Z_a, r_a) = (Z_a, R_g r_a): a block-diagonal
-orthogonal map of the row, so the action is unitary (Raj et al. 2017, Lemma 2.1) and,
-since it acts the same way on a density ρ(x) = Σ_a c(Z_a) N(x; r_a, σ²), unitary on
-L²(R³) too, which is what lets a feature map move it to plane-wave templates (Raj et al.
+orthogonal map of the row, so the action is unitary and, since it acts the same way on a
+density ρ(x) = Σ_a c(Z_a) N(x; r_a, σ²), unitary on L²(R³) too (Raj et al. 2017, Lemma 2.1,
+in 3-D with |J_g| = 1), which is what lets a feature map move it to plane-wave templates (Raj et al.
 2017, §2.2.1, Eq. 7; :class:`orbitkernels.features.MolecularOrbitFeatures`).
 
 Elements are unit quaternions in scipy's scalar-last order ``(x, y, z, w)``; with

@@ -329,7 +329,7 @@ def worst_case_attack(clf_or_w, X, K, mode="drop", l=None, u=None, y=None):
 
 
 class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
-    """Binary linear classifier trained with the worst-case (invariant) hinge loss.
+    """Binary linear classifier trained with the worst-case (invariant) hinge loss (Teo et al. 2007, §5.2).
 
     Minimises the regularised risk of Eq. (5),
     ``lam/2 ||w||^2 + 1/m sum_i l(x_i, y_i, w)``, where for ``loss="fscale"``

@@ -12,8 +12,8 @@ minimises the regularised risk of Eq. (5) written with ``C = 1 / (lambda m)``::
 
     1/2 ||w||^2 + C sum_i l(x_i, y_i, f)
 
-Its dual (Eqs. 6-7, the paper's simplex constraint ``sum_{s, y'} alpha_isy' = C``
-counting the zero-loss pair ``y' = y_i``) has one variable per
+Its dual (Eqs. 6-7; the paper's simplex constraint of Eq. 6b, ``sum_{s, y'} alpha_isy' = 1``,
+here scaled to ``= C`` and counting the zero-loss pair ``y' = y_i``) has one variable per
 ``(i, s, y')``::
 
     min_alpha 1/2 alpha' Q alpha - Delta' alpha    s.t. alpha >= 0, sum_{(s, y') in S_i} alpha_isy' <= C
@@ -705,7 +705,7 @@ def _primal_coef(fit):
 
 
 class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
-    """Multi-class SVM with the invariance-sensitive max-margin loss of Eq. (2).
+    """Multi-class SVM with the invariance-sensitive max-margin loss of Teo et al. (2007), Eq. (2).
 
     Parameters
     ----------
@@ -1089,6 +1089,12 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
 
     # -- Algorithm 2 -----------------------------------------------------------
     def _fit_pegasos(self, X, yi):
+        """Algorithm 2 (Pegasos for invariances, Teo et al. 2007, §3.2) on the linear kernel.
+
+        Per example in a random order: the constraint violator ``(s*, y*)`` of Eq. (2) for the current
+        weights, the step ``W <- (1 - 1/t) W + Gamma / (lambda t) (phi(s* x, y) - phi(s* x, y*))`` and the
+        projection onto ``||W||^2 <= 2 R[0] / lambda`` (``R[0]`` the largest cost), ``lambda = 1 / (C m)``.
+        """
         if not (isinstance(self.kernel, str) and self.kernel == "linear"):
             raise ValueError(
                 "solver='pegasos' works on explicit features: use kernel='linear' and put a "
