@@ -313,8 +313,10 @@ def markdown_summary(res):
         f"prediction task) and {rls_s:.2f} s the RLS passes (block moments, tree merges, validation errors). "
         f"The client's {sm['inputs']['p_features']}×{sm['inputs']['p_features']} eigendecomposition "
         f"took {k['client_eigh_s']:.2f} s.\n"
-        f"* **Communication** is the fitted state, {k['state_bytes'] / mb:.1f} MiB (the {cfg_text(res)} "
-        f"precomputed transformed templates), sent once per `transform` call and fetched once by each "
+        f"* **Communication** is the fitted state, {k['state_bytes'] / mb:.1f} MiB (the pickled estimator: its "
+        f"{res['config']['n_components']} frequencies and {res['config']['n_group_samples']} rotations; each "
+        f"worker builds the transformed templates from them once, they are not sent), sent once per `transform` "
+        f"call and fetched once by each "
         f"other worker ({k['worker_transfer']['bytes'] / mb:.1f} MiB moved between workers in "
         f"{k['worker_transfer']['n']} transfers), plus {sm['inputs']['M_moments_bytes'] / mb:.1f} MiB of "
         f"normal-equation moments per block merged up the tree; the data never move after loading.\n"
@@ -351,11 +353,6 @@ def _duration(seconds):
     if seconds >= 1:
         return f"{seconds:.1f} s"
     return f"{1e3 * seconds:.0f} ms" if seconds >= 1e-3 else f"{1e3 * seconds:.1g} ms"
-
-
-def cfg_text(res):
-    c = res["config"]
-    return f"{c['n_components']} × {c['n_group_samples']}"
 
 
 if __name__ == "__main__":
