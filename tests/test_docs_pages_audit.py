@@ -551,3 +551,449 @@ def test_pages_cite_files_that_exist():
                      .read_text(encoding="utf-8"))
     assert "`python benchmarks/bench_dask.py --docs docs/scaling_out.md`" in _flat(SCALING)
     assert 'ap.add_argument("--docs"' in (ROOT / "benchmarks/bench_dask.py").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ architecture (docs/architecture.md)
+
+ARCHITECTURE = "docs/architecture.md"
+MOLECULES = "docs/molecules3d.md"
+
+
+def test_architecture_layers_table_is_the_layers_test_enforces():
+    """The table of layers names, row by row, the top-level modules that tests/test_layers.py puts in that layer."""
+    from test_layers import LAYERS
+
+    text = (ROOT / ARCHITECTURE).read_text(encoding="utf-8")
+    page = {int(m[1]): set(re.findall(r"`(\w+)`", m[2])) for m in re.finditer(r"^\| (\d) \| ([^|]+) \|", text, re.M)}
+    code = {}
+    for module, layer in LAYERS.items():
+        if not module.startswith("_"):
+            code.setdefault(layer, set()).add(module)
+    assert page == code
+
+
+def test_architecture_group_declarations_and_defaults():
+    """"a group must declare `is_unitary`, `is_symmetric`, `inverse` and its action (`_act`), the rest have
+    defaults", `sample` is i.i.d. by default and the feature maps default to "qmc", under which the full circle
+    resolves to its grid subgroup; a product of non-commuting groups inverts through act_inverse only; the trivial
+    group is the identity alone."""
+    from orbitkernels.features import GroupCDFFeatures, MolecularOrbitFeatures, OrbitFourierFeatures, OrbitNystroem
+    from orbitkernels.groups import (Discrete, Group, ImageRotation, ImageTranslation, PolarRotation, TrivialGroup,
+                                     resolve_elements)
+
+    flat = _flat(ARCHITECTURE)
+    assert ("a group must declare `is_unitary`, `is_symmetric`, `inverse` and its action (`_act`), the rest have "
+            "defaults: `is_finite`,") in flat
+    assert 'and `sample(n, random_state, sampling="iid"|"qmc")` (i.i.d. by default; the feature maps default to ' \
+           '"qmc")' in flat
+    assert 'under the default `sampling="qmc"` the full circle resolves to its grid subgroup' in flat
+
+    class Bare(Group):
+        pass
+
+    g = Bare()
+    for declared in (lambda: g.is_unitary, lambda: g.is_symmetric, lambda: g.inverse(np.zeros((1, 1))),
+                     lambda: g._act(np.zeros((1, 2)), np.zeros((1, 1)))):
+        with pytest.raises(NotImplementedError):
+            declared()
+    assert (g.is_finite, g.is_data_dependent, g.permutes_coordinates, g.cyclic_shape, g.is_polar, g.n_shifts) == (
+        False, False, False, None, False, None)
+    assert not g.commutes_with(g) and not g.law_invariant_under(g) and g.fuse_product(None) is None
+    assert g.grid_subgroup(8) is None and g.support() is None
+    with pytest.raises(ValueError, match="not a cyclic group"):
+        g.shift_index(np.zeros((1, 1)))
+    assert inspect.signature(Group.sample).parameters["sampling"].default == "iid"
+    for cls in (GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem, MolecularOrbitFeatures):
+        assert inspect.signature(cls).parameters["sampling"].default == "qmc", cls
+    assert inspect.signature(resolve_elements).parameters["sampling"].default == "qmc"
+    circle = ImageRotation((8, 8))
+    assert isinstance(resolve_elements(circle, 16, 0)[0], PolarRotation)
+    assert resolve_elements(circle, 16, 0, sampling="iid")[0] is circle
+    # rotation ∘ translation (exact on this image: quarter turn, whole-pixel shift inside the frame)
+    product = ImageRotation((8, 8), n_angles=4) * ImageTranslation((8, 8), shift=Discrete([2.0]))
+    x = np.zeros((1, 8, 8))
+    x[0, 3:5, 2:4] = [[1.0, 2.0], [3.0, 4.0]]
+    x = x.reshape(1, -1)
+    E = np.array([[np.pi / 2, 2.0, 0.0]])
+    with pytest.raises(ValueError, match="act_inverse"):
+        product.inverse(E)
+    np.testing.assert_allclose(product.act_inverse(product.act(x, E)[0], E)[0], x, atol=1e-12)
+    trivial = TrivialGroup()
+    assert trivial.order == 1 and np.array_equal(trivial.act(x, trivial.elements())[0], x)
+
+
+def test_architecture_path_table_is_what_the_plan_chooses():
+    """Each row of the path table: GemmPath for a unitary action with a symmetric q (and GICDF, defined on g t, which
+    moves its templates by the elements themselves, LGIKA by their inverses), DataPath otherwise, CyclicFFTPath with
+    all shifts, PolarFFTPath for a polar group; the lazy per-precision preparation is not pickled."""
+    from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
+    from orbitkernels.features import _engine
+    from orbitkernels.groups import CoulombPermutation, CyclicShift, ImageRotation, PolarRotation, Uniform, VonMises
+
+    text = (ROOT / ARCHITECTURE).read_text(encoding="utf-8")
+    rows = {m[1]: m[2] for m in re.finditer(r"^\| `(\w+Path)` \| ([^|]+) \|", text, re.M)}
+    assert rows["GemmPath"].startswith("unitary action, symmetric q (or GICDF, defined on `g t`): templates "
+                                       "transformed once (`act_inverse` for LGIKA), one GEMM")
+    assert rows["DataPath"].startswith("otherwise") and rows["CyclicFFTPath"].startswith("`cyclic_shape` with all")
+    assert rows["PolarFFTPath"].startswith("`is_polar`: polar resampling, whitening per angular frequency")
+    assert {name: getattr(_engine, name).name for name in rows} == {
+        "GemmPath": "gemm", "DataPath": "data", "CyclicFFTPath": "fft", "PolarFFTPath": "polar"}
+    X = np.random.default_rng(0).random((6, 64))
+
+    def rff(group, **kw):
+        return OrbitFourierFeatures(group, n_components=6, random_state=0, **kw).fit(X)
+
+    symmetric, skewed = ImageRotation((8, 8), angle=VonMises(2.0)), ImageRotation((8, 8), angle=Uniform(0.0, 1.0))
+    assert symmetric.is_unitary and symmetric.is_symmetric and not skewed.is_symmetric
+    lgika = rff(symmetric, n_group_samples=8)
+    assert lgika.plan_.path == "gemm" and lgika.plan_._template_inverse
+    assert rff(skewed, n_group_samples=8).plan_.path == "data"
+    gicdf = GroupCDFFeatures(skewed, n_templates=3, n_bins=4, n_group_samples=8, random_state=0).fit(X)
+    assert gicdf.plan_.path == "gemm" and not gicdf.plan_._template_inverse
+    assert rff(CyclicShift(64)).plan_.path == "fft" and rff(CyclicShift(64), n_group_samples=8).plan_.path == "gemm"
+    assert rff(PolarRotation((8, 8), 16)).plan_.path == "polar"
+    C = np.abs(np.random.default_rng(1).normal(size=(6, 16)))
+    montavon = OrbitNystroem(CoulombPermutation(4, sampling="montavon"), n_components=4, n_group_samples=4,
+                             random_state=0).fit(C)
+    assert montavon.plan_.path == "data"
+    lgika.transform(X)
+    assert lgika.plan_.strategy._cache  # prepared at the first transform, in its precision
+    assert pickle.loads(pickle.dumps(lgika)).plan_.strategy._cache == {}
+
+
+def test_architecture_poolings_and_back_ends_are_the_code(monkeypatch):
+    """The poolings' outputs and declarations, where the NumPy passes live, what the back-ends declare, and that
+    `rbf_pool` pools LGIKA-Nys on the FFT and GEMM paths."""
+    from orbitkernels.backends import _common
+    from orbitkernels.backends.numpy import NumpyBackend
+    from orbitkernels.features import OrbitNystroem
+    from orbitkernels.features._engine import CDFPool, EnginePool, LinearPool, ProjectionPlan
+    from orbitkernels.groups import CyclicShift, ImageRotation, PolarRotation, VonMises
+
+    flat = _flat(ARCHITECTURE)
+    assert ("NumPy passes (`backends/_common.py` for the first two, shared with the torch back-end; "
+            "`backends/numpy.py` for `cdf_pool`, which torch does by sorting on a GPU and a scatter-add on the CPU)"
+            ) in flat
+    assert {"trig_pool_passes", "rbf_pool_passes"} <= set(_common.__all__)
+    assert not any("cdf" in name for name in _common.__all__) and hasattr(NumpyBackend, "_cdf_pool_numpy")
+    torch_src = (ROOT / "src/orbitkernels/backends/torch.py").read_text(encoding="utf-8")
+    assert "from ._common import rbf_pool_passes, trig_pool_passes" in torch_src
+    assert 'if self.device.type == "cpu":\n            return self._cdf_pool_scatter(' in torch_src
+    assert "return self._cdf_pool_sorted(" in torch_src
+    declared = dict(re.findall(r"^    (prefers_cache_blocks|pools_into_numpy|reuses_buffers) = (True|False)$",
+                               torch_src, re.M))
+    assert declared == {"prefers_cache_blocks": "False", "pools_into_numpy": "False", "reuses_buffers": "False"}
+    assert NumpyBackend.prefers_cache_blocks and NumpyBackend.pools_into_numpy and NumpyBackend.reuses_buffers
+    m = re.search(r"GICDF's output \((\d)n\+(\d) values per template, against r similarities: ([\d.]+) times the "
+                  r"block at (\d+) bins and r = (\d+)\)", flat)
+    assert m and CDFPool(np.ones(1), 7, 1.0, 1.0).n_out(3) == 3 * (int(m[1]) * 7 + int(m[2]))
+    assert round((2 * int(m[4]) + 1) / int(m[5]), 1) == float(m[3])
+    assert CDFPool(np.ones(1), (2, 5), 1.0, (1.0, 1.0)).n_out(3) == 3 * 5 + 3 * 11  # bin counts side by side
+    assert "The FFT and GEMM paths hand Gaussian similarities as dot products and norms" in flat
+    assert "(the Gaussian of dot products and its weighted mean: LGIKA-Nys on the FFT and GEMM paths)" in flat
+    assert LinearPool.fuses_gaussian and not EnginePool.fuses_gaussian
+    post = np.eye(3)
+    pool, staged = LinearPool(np.ones(2), post).stages(np.float32)
+    assert pool.post is None and staged.dtype == np.float32 and np.array_equal(staged, post)
+    assert EnginePool().stages(np.float32)[1] is None
+    calls = []
+    original = NumpyBackend.rbf_pool
+    monkeypatch.setattr(NumpyBackend, "rbf_pool", lambda self, *a: calls.append(1) or original(self, *a))
+    X = np.random.default_rng(0).random((5, 64))
+    for group, r in ((ImageRotation((8, 8), angle=VonMises(2.0)), 8), (CyclicShift(64), None),
+                     (PolarRotation((8, 8), 16), None)):
+        f = OrbitNystroem(group, n_components=4, n_group_samples=r, random_state=0).fit(X)
+        before = len(calls)
+        f.transform(X)
+        assert f.plan_.path in ("gemm", "fft", "polar") and len(calls) > before, f.plan_.path
+    assert ProjectionPlan(ImageRotation((8, 8)), np.zeros((1, 1)), np.ones(1), X[:2]).workspace().enabled
+
+
+def _object(dotted):
+    module, _, attr = dotted.partition(":")
+    mod = importlib.import_module(module)
+    return getattr(mod, attr) if attr else mod
+
+
+def test_pages_cite_the_paper_locations_their_docstrings_cite():
+    """Each paper location the two pages give an object is one its docstring gives (tests/test_paper_citations.py
+    ties those to the papers' texts)."""
+    cases = [  # (page, phrase on the page, object, phrases of its docstring)
+        (ARCHITECTURE, "`GroupCDFFeatures` (Mroueh §2, Theorems 1–2)", "orbitkernels.features:GroupCDFFeatures",
+         ["Mroueh et al. 2015, §2", "Theorem 1", "Theorem 2"]),
+        (ARCHITECTURE, "`OrbitFourierFeatures` (Raj Eq. 6–7;", "orbitkernels.features:OrbitFourierFeatures",
+         ["Raj et al. 2017, Eq. 7", "Eq. 6-7"]),
+        (ARCHITECTURE, "`OrbitNystroem` (Raj Eq. 8)", "orbitkernels.features:OrbitNystroem", ["Eq. 8"]),
+        (ARCHITECTURE, "`MolecularOrbitFeatures` (Raj Eq. 7 on 3-D atom densities",
+         "orbitkernels.features:MolecularOrbitFeatures", ["Raj et al. 2017, Eq. 7"]),
+        (ARCHITECTURE, "`HaarKernel` (Mroueh Eq. 1, Raj Eq. 3–4)", "orbitkernels.kernels:HaarKernel",
+         ["Mroueh et al. 2015, Eq. 1", "Raj et al. 2017, Eq. 3", "Eq. 4 for the Haar measure"]),
+        (ARCHITECTURE, "`InvariantSVC` (Teo Algorithm 1, column generation; Algorithm 2, Pegasos)",
+         "orbitkernels.models:InvariantSVC", ["Algorithm 1", "Algorithm 2"]),
+        (ARCHITECTURE, "`models/feature_scaling.py` — FSCALE/FDROP (Algorithm 3)",
+         "orbitkernels.models.feature_scaling", ["FSCALE", "Algorithm 3"]),
+        (ARCHITECTURE, "`CDFPool` for GICDF, Mroueh §2,", "orbitkernels.features._engine:CDFPool", ["Mroueh §2"]),
+        (ARCHITECTURE, "`TrigPool` for LGIKA-RF, Raj Eq. 7;", "orbitkernels.features._engine:TrigPool", ["Raj Eq. 7"]),
+        (ARCHITECTURE, "`LinearPool` for LGIKA-Nys, Raj Eq. 8)", "orbitkernels.features._engine:LinearPool",
+         ["Raj Eq. 8"]),
+        (MOLECULES, "so the group acts on the templates (Raj §2.2.1)", "orbitkernels.features.molecular",
+         ["Raj et al. 2017, §2.2.1"]),
+        (MOLECULES, "the features are Raj Eq. 7's orbit random Fourier features", "orbitkernels.features.molecular",
+         ["Raj et al. 2017, Eq. 7"]),
+        (MOLECULES, "The second layer (Raj et al.'s Remark 3,", "orbitkernels.experiments.molecules3d",
+         ["Raj et al. 2017, Remark 3"]),
+    ]
+    flats = {page: _flat(page) for page in (ARCHITECTURE, MOLECULES)}
+    for page, phrase, dotted, cited in cases:
+        assert phrase in flats[page], (page, phrase)
+        doc = " ".join(inspect.getdoc(_object(dotted)).split())
+        missing = [c for c in cited if c not in doc]
+        assert not missing, (dotted, missing)
+
+
+def test_architecture_experiments_section_is_the_code():
+    """The Method record's fields, the λ → α = λ n conversion at the call, the pages laid out by
+    render_paper_page, and the one qmc exception of the reproductions' i.i.d. draws."""
+    import dataclasses
+
+    from orbitkernels.experiments import _common, _raj_eval, mroueh2015, raj2017, teo2007
+
+    flat = _flat(ARCHITECTURE)
+    assert ("(`raj2017.METHODS`: feature map, input, invariance, base kernel, all rotations, and a row's own r, "
+            "sampling, landmarks, frequencies or scaling)") in flat
+    fields = {f.name for f in dataclasses.fields(raj2017.Method)}
+    assert fields == {"name", "reproduces", "feature_map", "inputs", "invariant", "kernel", "all_rotations", "r",
+                      "sampling", "landmarks", "frequencies", "scaling"}
+    assert "the experiments convert their λ to α = λ n at the call" in flat
+    F, y = np.random.default_rng(0).random((12, 3)), np.arange(12.0)
+    lambdas = np.array([1e-3, 1e-1])
+    assert np.allclose(_common.RidgePath(lambdas).fit(F, y).path_.alphas, lambdas * 12)
+    assert np.allclose(_raj_eval.LooRidge(lambdas).fit(F, y).path_.alphas, lambdas * 12)
+    for module in (mroueh2015, raj2017, teo2007):
+        assert "render_paper_page(" in inspect.getsource(module.render_markdown), module.PAPER
+    assert ("The reproductions draw group elements i.i.d. (`PAPER_SAMPLING`), the papers' protocol, except Raj et "
+            "al.'s Rotated MNIST LGIKA rows, headlined with the library's default (r = 100 qmc) beside their i.i.d. "
+            "rows") in flat
+    assert _common.PAPER_SAMPLING == "iid"
+    qmc = [m for m in raj2017.METHODS.values() if m.group_sampling != "iid"]
+    assert qmc and all(m.invariant and m.r == 100 and m.sampling == "qmc" for m in qmc)
+    heads = [h["name"] for h in _json("raj2017/rotated_mnist.json")["headline"]]
+    for label in ("LGIKA (RF)", "LGIKA (Nys)"):
+        assert [n for n in heads if n.startswith(f"{label} accuracy % (")][0].count("r=100 qmc") == 1, label
+        assert any(n.startswith(f"{label}, r = 100 i.i.d. rotations (the paper's sampling)") for n in heads), label
+
+
+# ------------------------------------------------------------------ 3-D molecules (docs/molecules3d.md)
+
+
+def test_molecules3d_intro_claims_are_the_code():
+    """The encoding, the groups, the feature map's defaults and the wavevectors' law, the atom-centred blocks, and
+    that the maps draw nothing from the data (one pass serves every fold)."""
+    from orbitkernels.features import MolecularOrbitFeatures
+    from orbitkernels.features.molecular import DEFAULT_ROTATIONS, QM7_SPECIES
+    from orbitkernels.groups import FiniteRotation3D, Rotation3D, encode_molecules
+
+    flat = _flat(MOLECULES)
+    assert "A molecule is one row `[Z_1, x_1, y_1, z_1, Z_2, ...]` (Z = 0 pads)" in flat
+    row = encode_molecules([[8, 0]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]])
+    assert row.tolist() == [[8.0, 1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 0.0]]
+    assert ("`Rotation3D()` is SO(3) with its Haar measure (`reflections=True`: O(3)); elements are unit "
+            "quaternions") in flat
+    E = Rotation3D().sample(16, 0)
+    assert E.shape == (16, 4) and np.allclose(np.linalg.norm(E, axis=1), 1.0)
+    o3 = Rotation3D(reflections=True)
+    assert set(np.round(np.linalg.det(o3.matrices(o3.sample(16, 0))), 9)) == {-1.0, 1.0}
+    assert '`sampling="qmc"` (the default of the feature map)' in flat
+    defaults = inspect.signature(MolecularOrbitFeatures).parameters
+    assert defaults["sampling"].default == "qmc" and defaults["group"].default is None
+    m = re.search(r'`FiniteRotation3D\("T" \| "O" \| "I"\)` gives the (\d+), (\d+) and (\d+) rotations', flat)
+    assert m and [FiniteRotation3D(k).order for k in "TOI"] == [int(v) for v in m.groups()]
+    assert "M wavevectors k ~ N(0, I/(2σ²))" in flat
+    rng = np.random.default_rng(0)
+    X = encode_molecules(rng.choice([1, 6, 8], size=(6, 4)), rng.normal(size=(6, 4, 3)))
+    kw = dict(species=(1, 6, 8), sigma=0.7, n_wavevectors=20000, n_components=4, n_group_samples=2, random_state=0)
+    wide = MolecularOrbitFeatures(**kw).fit(X)
+    assert abs(wide.wavevectors_.var() * 2 * 0.7 ** 2 - 1.0) < 0.03
+    assert "The feature maps draw nothing from the data, so one pass over the molecules serves all five folds" in flat
+    kw.update(n_wavevectors=8, centres="atoms", cutoff=2.0)
+    a, b = MolecularOrbitFeatures(**kw).fit(X[:3]), MolecularOrbitFeatures(**kw).fit(X[3:])
+    for attr in ("wavevectors_", "templates_", "random_offset_", "group_elements_"):
+        assert np.array_equal(getattr(a, attr), getattr(b, attr)), attr
+    np.testing.assert_array_equal(a.transform(X), b.transform(X))
+    assert a.transform(X).shape == (6, 4 * 3)  # "one block per species"
+    assert "`MolecularOrbitFeatures` now samples 256 rotations of an infinite group by default (it was 32)" in flat
+    assert DEFAULT_ROTATIONS == 256 and len(MolecularOrbitFeatures(**{**kw, "n_group_samples": None}).fit(X)
+                                            .group_elements_) == DEFAULT_ROTATIONS
+    assert len(QM7_SPECIES) == 5  # the per-species blocks of the QM7 rows below
+    src = (ROOT / "tests/test_molecules3d.py").read_text(encoding="utf-8")
+    assert "the mean squared error of a smooth orbit average with 32 rotations is less than half the i.i.d. one" in flat
+    assert 'g.sample(32, seed, sampling=sampling)' in src and 'err["qmc"] < 0.5 * err["iid"]' in src
+    assert 'backend="torch"' in src and "it is tested against numpy on the CPU" in flat
+
+
+def test_molecules3d_run_and_its_commands():
+    """The command, the folds, the generated block's sources and writers, the machine, the run's sittings and
+    configurations, and the files the page cites."""
+    from orbitkernels.experiments import PAGES
+    from orbitkernels.experiments import molecules3d as m3
+
+    flat = _flat(MOLECULES)
+    res = _json("molecules3d/qm7.json")
+    data, cfg = res["data"], res["config"]
+    assert "`orbitkernels reproduce molecules3d --experiment qm7`" in flat and "qm7" in m3.EXPERIMENTS
+    assert "It uses the five generated folds of the Raj reproduction (seed 0, stratified by energy" in flat
+    assert data["folds_source"] == _json("raj2017/qm7.json")["data"]["folds_source"] == "generated (seed=0)"
+    assert (cfg["n_folds"], cfg["fold_seed"]) == (5, 0)
+    assert ("The tables below are generated from `results/molecules3d/qm7.json` and the probe files beside it by "
+            "`python -m orbitkernels.experiments.molecules3d` (or `orbitkernels report`)") in flat
+    assert PAGES["molecules3d"] == MOLECULES and inspect.signature(m3.update_page).parameters["page"].default == \
+        MOLECULES
+    assert {m3.PROBES_NAME, m3.FIVE_FOLD_PROBES, "curves_fold0.json"} <= {
+        p.name for p in (RESULTS / "molecules3d").iterdir()}
+    assert "on this project's shared 2-core machine" in flat and res["machine"]["cpu_count"] == 2
+    assert "Every configuration of the run finished all five folds" in flat
+    names = list(cfg["configurations"])
+    assert not data["skipped_cells"] and len(data["rows"]) == len(names) + len(cfg["layer2"]["configs"])
+    added = ["atoms_rbf_multiscale_r256", "atoms_rbf_multiscale_r512", "atoms_rbf_multiscale_r256_s512"]
+    assert "The first run's four configurations and its second layer were made in several sittings" in flat
+    assert ("the last three, `atoms_rbf_multiscale_r256`, `_r512` and `_r256_s512`, were added to the "
+            "configuration afterwards") in flat
+    assert names[-3:] == added and len(names[:-3]) == 4 and len(cfg["layer2"]["configs"]) == 1
+    m = re.search(r"The wall time of all sittings is recorded in `results/molecules3d/qm7.json` \((\d+) s\)", flat)
+    assert m and int(m[1]) == int(res["wall_time_s"])
+    text = (ROOT / MOLECULES).read_text(encoding="utf-8")
+    cited = set(re.findall(r"`(?:python )?((?:benchmarks|results|src)/[\w./-]+)`", text))
+    cited |= {"docs/" + p for p in re.findall(r"\]\(([\w.-]+\.md)\)", text)}
+    cited |= {p[3:] for p in re.findall(r"\]\((\.\./[\w./-]+)\)", text)}
+    assert len(cited) >= 8 and not [p for p in cited if not (ROOT / p).exists()]
+
+
+def test_molecules3d_prose_numbers_are_the_committed_results():
+    """Every number of "How the target was reached, and where it stops": the run's rows, the anchors (the Raj
+    reproduction's own rows), the five-fold probes, the fold-0 probes and curves, the ridge's primal / dual rule."""
+    from orbitkernels.experiments.molecules3d import ANCHORS, TARGET_MAE, TARGET_RMSE
+    from orbitkernels.features.molecular import QM7_SPECIES
+    from orbitkernels.models import RidgePath
+
+    flat = _flat(MOLECULES)
+    res = _json("molecules3d/qm7.json")
+    data, cfg, cells = res["data"], res["config"], res["cells"]
+    rows = {r["name"]: r for r in data["rows"]}
+    best = min(rows.values(), key=lambda r: r["rmse"])
+    assert best["name"] == "atoms_rbf_multiscale_r256_s512"
+    assert (f"**Both targets are met: {best['rmse']:.2f} kcal/mol RMSE, {best['mae']:.2f} MAE** "
+            f"(`{best['name']}`, the top row") in flat
+    assert best["rmse"] <= TARGET_RMSE and best["mae"] <= TARGET_MAE
+    blocks = cfg["configurations"][best["name"]]["blocks"]
+    assert [b["sigma"] for b in blocks] == [0.5, 0.7, 1.0] and {b["n_components"] for b in blocks} == {512}
+    assert {b["n_group_samples"] for b in blocks} == {256} and {b["centres"] for b in blocks} == {"atoms"}
+    assert best["n_features"] == 3 * 512 * len(QM7_SPECIES) == 7680
+    assert ("σ = 0.5, 0.7 and 1.0 Å, 512 templates per species each, 7680 features, pooled over 256 sampled "
+            "rotations)") in flat
+    # the anchors are the Raj reproduction's rows as committed, and the best row is ahead of every Coulomb row
+    raj = _json("raj2017/qm7.json")["data"]["rows"]
+    by = {(r["method"], r["dim"]): r for r in raj}
+    for label, key in (("LGIKA (RF, Gaussian), Raj reproduction, D=20000", ("lgika_rf", 20000)),
+                       ("LGIKA (RF, Laplacian base kernel), Raj reproduction, D=20000", ("lgika_rf_lap", 20000)),
+                       ("Sorted Coulomb, exact Laplacian KRR, Raj reproduction", ("sort_krr_lap", None))):
+        assert list(ANCHORS[label]) == data["anchors"][label] == [round(by[key]["rmse"], 2), round(by[key]["mae"], 2)]
+    scattering = data["anchors"]["solid-harmonic scattering + ridge (kymatio, own random folds)"]
+    assert f"ahead of the scattering anchor's {scattering[0]:.2f} / {scattering[1]:.2f}" in flat
+    krr = by["sort_krr_lap", None]
+    assert f"including exact Laplacian KRR on sorted Coulomb matrices ({krr['rmse']:.2f} / {krr['mae']:.2f})" in flat
+    assert best["rmse"] < min(min(r["rmse"], r.get("rmse_hyper") or np.inf) for r in raj)
+    # the five-fold probes: the first run's best configuration with more rotations
+    probes = _json("molecules3d/five_fold_probes.json")
+    base = cfg["configurations"][probes["base_configuration"]]
+    assert {b["n_group_samples"] for b in base["blocks"]} == {32} and {b["n_components"] for b in base["blocks"]} == {
+        256}
+    var = {v["n_group_samples"]: v for k, v in probes["variants"].items() if " s" not in k}
+    assert sorted(var) == [64, 128, 256, 512]
+    rmse, mae = ([f"{var[r][key]:.2f}" for r in sorted(var)] for key in ("rmse", "mae"))
+    assert (f"with 64, 128, 256 and 512 instead of 32 it reaches {', '.join(rmse[:3])} and {rmse[3]} RMSE "
+            f"(MAE {', '.join(mae)})") in flat
+    grid = " / ".join(f"{g:.1f}" for g in base["gammas"])
+    assert var[64]["gammas"] == grid and {var[r]["gammas"] for r in (128, 256, 512)} == {"0.3 / 1.0 / 3.0"}
+    assert "(from 128 on with the γ grid moved up to 0.3 / 1.0 / 3.0)" in flat
+    flat_gain = re.search(r"from 256 to 512 the curve is flat \(([\d.]+) RMSE for twice the cost\)", flat)
+    assert flat_gain and float(flat_gain[1]) == round(var[256]["rmse"] - var[512]["rmse"], 2)
+    assert 1.5 < var[512]["feature_s"] / var[256]["feature_s"] < 2.5
+    wider = probes["variants"]["atoms_rbf_multiscale r256 s512"]
+    assert f"At r = 256, twice the features per block then gives {wider['rmse']:.2f} / {wider['mae']:.2f}" in flat
+    assert (round(wider["rmse"], 2), round(wider["mae"], 2)) == (round(best["rmse"], 2), round(best["mae"], 2))
+    # the first run's rows
+    single, multi = rows["atoms_rbf_s07"], rows["atoms_rbf_multiscale"]
+    assert (f"The three-scale row is {single['rmse'] - multi['rmse']:.2f} RMSE better than the single scale with "
+            "half again as many features") in flat and multi["n_features"] == 1.5 * single["n_features"]
+    assert f"(r = 32 → 256: {multi['rmse']:.2f} → {var[256]['rmse']:.2f})" in flat
+    # limit 1: the fold-0 probes
+    fold0 = {tuple(sorted(p["config"].items())): p["chosen"] for p in data["probes"]}
+
+    def probe(**config):
+        return fold0[tuple(sorted(config.items()))]["rmse"]
+
+    mol = dict(centres="molecule", n_components=1024)
+    s05, s1, r128 = probe(sigma=0.5, **mol), probe(sigma=1.0, **mol), probe(sigma=1.0, n_group_samples=128, **mol)
+    assert (f"one density per molecule reaches {s05:.1f} RMSE at σ = 0.5 Å and {s1:.1f} at σ = 1 Å. It reaches "
+            f"{r128:.1f} with 128 rotations instead of 32") in flat
+    atoms = probe(centres="atoms", sigma=0.7, cutoff=2.0, n_components=256, n_wavevectors=32)
+    assert f"Atom-centred environments (σ = 0.7 Å, cutoff 2 Å) reach {atoms:.1f} with the same budget" in flat
+    # limit 2: the learning curve and the five-fold row's fold 0
+    curves = _json("molecules3d/curves_fold0.json")
+    sizes = {t["n_train"]: t for t in curves["train_size"]}
+    n_train = cells["atoms_rbf_s07|0"]["n_train"]
+    assert (f"With {curves['settings']['n_components']} templates per species "
+            f"({curves['settings']['n_components'] * len(QM7_SPECIES)} features), the learning curve flattens: "
+            f"{sizes[4000]['rmse']:.2f} at 4000 training molecules and {sizes[n_train]['rmse']:.2f} at all "
+            f"{n_train}") in flat
+    assert (f"Doubling to 512 per species ({single['n_features']} features, the five-fold row) gives "
+            f"{single['rmse_folds'][0]:.2f} on the same fold") in flat
+    assert "the ridge fits (a primal eigendecomposition per γ and fold) already take minutes at 2560" in flat
+    assert single["n_features"] <= n_train < best["n_features"]
+    assert ("the ridge is already dual at 512: 7680 features against 5732 training molecules per fold" in flat
+            and cells[f"{best['name']}|0"]["n_train"] == 5732)
+    rng = np.random.default_rng(0)
+    assert not RidgePath([1.0]).fit(rng.random((6, 6)), rng.random(6)).dual_
+    assert RidgePath([1.0]).fit(rng.random((6, 7)), rng.random(6)).dual_  # dual once D > n
+    # limit 3: the rotation curves
+    rot = curves["rotations"]
+    rs, rmse, rotated = (", ".join(fmt.format(t[key]) for t in rot) for key, fmt in (
+        ("r", "{}"), ("rmse", "{:.2f}"), ("rmse_rotated_test", "{:.1f}")))
+    assert f"the RMSE for r = {rs} is {rmse} and is still falling" in flat
+    assert f"When the test molecules are randomly rotated, it is {rotated}." in flat
+    change = re.search(r"The features change by ([\d.]+) %, ([\d.]+) %, ([\d.]+) % and ([\d.]+) % under a rotation",
+                       flat)
+    assert change and np.allclose([float(v) for v in change.groups()],
+                                  [100 * t["relative_feature_change_under_rotation"] for t in rot], atol=0.051)
+    assert (f"The cost grows with r ({rot[0]['ms_per_molecule']:.2f} to {rot[-1]['ms_per_molecule']:.2f} ms per "
+            f"molecule from r = {rot[0]['r']} to {rot[-1]['r']})") in flat
+    # the Laplacian, the second layer, the whole-molecule row
+    lap, mol_row, layer2 = rows["atoms_lap_s07"], rows["mol_rbf_s1_r128"], rows["atoms_rbf_s07+layer2"]
+    assert f"atom-centred, five folds, {lap['rmse']:.2f} RMSE against {single['rmse']:.2f} for the Gaussian" in flat
+    assert (f"(whole molecule, fold-0 probe: {probe(sigma=1.0, kernel='laplacian', **mol):.1f} against "
+            f"{probe(sigma=1.0, **mol):.1f})") in flat
+    worse = sum(a > b for a, b in zip(layer2["rmse_folds"], single["rmse_folds"]))
+    assert (f"{cfg['layer2']['n_components']} components) is worse on four folds of five "
+            f"({layer2['rmse']:.2f} against {single['rmse']:.2f} over five folds)") in flat and worse == 4
+
+    def seconds(name):  # a configuration's features (each sitting's computation) and its ridge fits
+        folds = [cells[f"{name}|{k}"] for k in range(cfg["n_folds"])]
+        return (sum({c["feature_seconds_all_molecules_all_gammas"] for c in folds})
+                + sum(c["ridge_seconds"] for c in folds))
+
+    second = sum(cells[f"atoms_rbf_s07+layer2|{k}"]["seconds"] for k in range(cfg["n_folds"]))
+    first_run = [n for n in cfg["configurations"] if "_r256" not in n and "_r512" not in n]
+    cheaper = sorted(n for n in first_run if seconds(n) < second)
+    assert "costs more than two whole first-layer configurations (`atoms_lap_s07`, `mol_rbf_s1_r128`)" in flat
+    assert cheaper == ["atoms_lap_s07", "mol_rbf_s1_r128"]
+    l2 = _json("raj2017/layer2_probes.json")
+    v = l2["variants"]
+    assert l2["d1"] == 4000 and v["d2=4000 f2=0.0625 plain"]["rmse"] < v["layer1"]["rmse"]
+    wide = min((k for k in v if k.startswith("d2=") and k.endswith("plain")), key=lambda k: v[k]["rmse"])
+    assert wide == "d2=16000 f2=0.0625 plain"
+    assert ("unless γ₂ is small (factor 1/16: an equally wide second layer gains a little, a four times wider one "
+            "most): the second layer here (4000 wide on 2560 first-layer features, factors 1/4 and 1)") in flat
+    assert cfg["layer2"]["factors"] == [0.25, 1.0] and single["n_features"] == 2560
+    assert (f"One density per molecule with 128 sampled rotations ({mol_row['n_features']} features) reaches only "
+            f"{mol_row['rmse']:.2f}") in flat
+    assert {b["n_group_samples"] for b in cfg["configurations"]["mol_rbf_s1_r128"]["blocks"]} == {128}
