@@ -131,7 +131,8 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         r, rotations (default: all elements of a finite group, ``DEFAULT_ROTATIONS`` = 256 otherwise).
         The rotation average is a Monte Carlo one, and its noise is what limits accuracy at small r: on
         QM7 (five folds, three atom-centred scales) r = 32 / 64 / 128 / 256 / 512 give 5.44 / 5.00 / 4.53 /
-        3.87 / 3.85 kcal/mol RMSE (``docs/molecules3d.md``); the cost is linear in r.
+        3.87 / 3.85 kcal/mol RMSE (``docs/molecules3d.md``, which also has the measured time: the
+        arithmetic is linear in r, the time grows more slowly at small r).
     sampling : {"qmc", "iid"}
         How the r rotations are drawn (:meth:`Rotation3D.sample`).
     centres : {"molecule", "atoms"}
