@@ -997,3 +997,239 @@ def test_molecules3d_prose_numbers_are_the_committed_results():
     assert (f"One density per molecule with 128 sampled rotations ({mol_row['n_features']} features) reaches only "
             f"{mol_row['rmse']:.2f}") in flat
     assert {b["n_group_samples"] for b in cfg["configurations"]["mol_rbf_s1_r128"]["blocks"]} == {128}
+
+
+# ------------------------------------------------------------------ README (the sections a new user reads first)
+
+README = "README.md"
+
+
+def _readme_prose():
+    """README.md without the block `orbitkernels report` generates, on one line."""
+    text = (ROOT / README).read_text(encoding="utf-8")
+    text = text[:text.index("<!-- results:begin -->")] + text[text.index("<!-- results:end -->"):]
+    return " ".join(text.split())
+
+
+def test_readme_first_commands_and_demo_setup_are_ci_and_the_demo():
+    """The README's test command is the one `.ci/run` runs; the demo's setup (seed, 1000 training / 797 test digits,
+    36 rotations by 10°, 12 for the exact Haar kernel, 12×12 padding, `demo_output/demo.json` and `.png`)."""
+    from sklearn.datasets import load_digits
+
+    from orbitkernels import cli, demo
+
+    flat = _readme_prose()
+    command = 'python -m pip install ".[test]" && python -m pytest'
+    assert f"{command} ``` The first command" in flat
+    assert f"\n{command}\n" in (ROOT / ".ci/run").read_text(encoding="utf-8")
+    m = re.search(r"\(`orbitkernels demo`, seed (\d+), (\d+) training / (\d+) test digits\)", flat)
+    assert m, "the README should state the demo's split"
+    params = inspect.signature(demo.run_demo).parameters
+    assert params["seed"].default == int(m[1]) and params["out_dir"].default == "demo_output"
+    source = inspect.getsource(demo.run_demo)
+    assert f"n_train = 300 if quick else {m[2]}" in source
+    assert len(load_digits().images) - int(m[2]) == int(m[3])
+    assert "exact Haar kernel (12 rotations) + kernel RLS" in flat and "n_angles=12 if not quick" in source
+    assert "The orbit features average over the 36 rotations by multiples of 10°" in flat
+    assert "group = ImageRotation((side, side), n_angles=36)" in source
+    assert "zero-padded to 12×12" in flat and inspect.signature(demo.rotated_digits).parameters["pad"].default == 2
+    assert "The demo writes `demo_output/demo.json` and `demo_output/demo.png`." in flat
+    args = cli.build_parser().parse_args(["demo"])
+    assert (args.out, args.seed, args.quick) == ("demo_output", 0, False)
+    assert 'stem = "demo_quick" if quick else "demo"' in source
+
+
+def test_readme_default_rotation_group_is_the_code():
+    """"with the default low-variance sampling (`sampling="qmc"`), `ImageRotation(shape)` uses the 64 equally spaced
+    rotations (`n_group_samples` sets how many), computed all at once on a polar grid by FFT"."""
+    from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
+    from orbitkernels.groups import ImageRotation, PolarRotation
+
+    flat = _readme_prose()
+    assert ("with the default low-variance sampling (`sampling=\"qmc\"`), `ImageRotation(shape)` uses the 64 equally "
+            "spaced rotations (`n_group_samples` sets how many), computed all at once on a polar grid by FFT") in flat
+    for cls in (OrbitFourierFeatures, OrbitNystroem, GroupCDFFeatures):
+        assert inspect.signature(cls).parameters["sampling"].default == "qmc", cls.__name__
+    X = _digits_12x12(8)
+    for n, want in ((None, 64), (16, 16)):
+        f = OrbitFourierFeatures(ImageRotation((12, 12)), n_group_samples=n, n_components=10, random_state=0).fit(X)
+        angles = np.sort(np.mod(f.group_elements_.ravel(), 2 * np.pi))
+        assert len(angles) == want and np.allclose(np.diff(angles), 2 * np.pi / want)
+        assert isinstance(f.group_, PolarRotation) and f.plan_.path == "polar"
+    # "`group.sample(n, sampling="qmc")` draws low-variance elements ..., `sampling="iid"` the papers' draws"
+    assert "`group.sample(n, sampling=\"qmc\")` draws low-variance elements" in flat
+    assert inspect.signature(ImageRotation.sample).parameters["sampling"].default == "iid"
+
+
+def test_readme_names_exist():
+    """Every class the README names in backticks, every dotted `orbitkernels.…` name, every extra it installs and
+    every ORBITKERNELS_… variable exists (the CLI's --help lists the variables)."""
+    import builtins
+
+    import sklearn.kernel_approximation
+    import sklearn.kernel_ridge
+    import sklearn.linear_model
+    import sklearn.pipeline
+    import sklearn.svm
+
+    from orbitkernels import cli, datasets, features, groups, kernels, models
+
+    flat = _readme_prose()
+    spaces = [groups, features, kernels, models, datasets, builtins, sklearn.kernel_approximation,
+              sklearn.kernel_ridge, sklearn.linear_model, sklearn.pipeline, sklearn.svm]
+    names = set(re.findall(r"`([A-Z][A-Za-z0-9]+)[`(]", flat)) - {"LocalCluster"}  # dask's, on the scaling page
+    missing = sorted(n for n in names if not any(hasattr(s, n) for s in spaces))
+    assert len(names) > 30 and not missing, missing
+    for dotted in set(re.findall(r"`(orbitkernels(?:\.\w+)+)", flat)):
+        module, _, attr = dotted.rpartition(".")
+        try:
+            importlib.import_module(dotted)
+        except ImportError:
+            assert hasattr(importlib.import_module(module), attr), dotted
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    extras = dict(re.findall(r"^(\w+) = \[(.*?)\]$", pyproject[pyproject.index("[project.optional-dependencies]"):],
+                             re.M | re.S))
+    cited = set(re.findall(r'"(?:orbitkernels|\.)\[(\w+)\]"', flat))
+    assert cited == {"torch", "fast", "dask", "test", "docs"} and cited <= set(extras)
+    assert "numba" in extras["fast"] and "torch" in extras["torch"] and "dask[" in extras["dask"]
+    assert "The test extras bring dask, numba and pandas" in flat
+    assert all(f'"{pkg}' in extras["test"] for pkg in ("dask[", "numba", "pandas"))
+    epilog = cli.build_parser().epilog
+    env = set(re.findall(r"ORBITKERNELS_[A-Z0-9_]+", flat))
+    assert len(env) >= 5 and all(var in epilog for var in env), sorted(env - set(re.findall(r"ORBITKERNELS_\w+",
+                                                                                             epilog)))
+    # "(`.ci/oldest.txt`: numpy 1.24, SciPy 1.10, scikit-learn 1.6, dask 2024.1, numba 0.59, ..., on Python 3.10"
+    m = re.search(r"\(`\.ci/oldest\.txt`: ((?:[\w-]+ [\d.]+, )+)\.\.\., on Python 3\.10, else 3\.11", flat)
+    assert m, "the README should name the oldest pins"
+    oldest = (ROOT / ".ci/oldest.txt").read_text(encoding="utf-8").lower()
+    for name, version in re.findall(r"([\w-]+) ([\d.]+),", m[1]):
+        assert re.search(rf"^{name.lower()}==({re.escape(version)})(\.0)*$", oldest, re.M), (name, version)
+    assert 'requires-python = ">=3.10"' in pyproject
+
+
+def test_readme_paper_locations_are_the_ones_the_docstrings_cite():
+    """The paper table and the prose of the README give each object the paper location its docstring gives
+    (tests/test_paper_citations.py ties those to the papers' texts)."""
+    cases = [
+        ("the Haar-integration kernel (`HaarKernel`, Eq. 1)", "orbitkernels.kernels:HaarKernel",
+         ["Mroueh et al. 2015, Eq. 1"]),
+        ("(`GroupCDFFeatures`, GICDF, §2, Theorems 1–2)", "orbitkernels.features:GroupCDFFeatures",
+         ["Mroueh et al. 2015, §2", "Theorem 1", "Theorem 2"]),
+        ("orbit random Fourier features (`OrbitFourierFeatures`, Eq. 7)", "orbitkernels.features:OrbitFourierFeatures",
+         ["Raj et al. 2017, Eq. 7"]),
+        ("orbit Nyström features (`OrbitNystroem`, Eq. 8)", "orbitkernels.features:OrbitNystroem", ["Eq. 8"]),
+        ("column generation (`InvariantSVC`, Algorithm 1), its Pegasos variant (Algorithm 2)",
+         "orbitkernels.models:InvariantSVC", ["Algorithm 1", "Algorithm 2"]),
+        ("FSCALE/FDROP worst-case feature scaling (Algorithm 3)", "orbitkernels.models.feature_scaling",
+         ["FSCALE", "Algorithm 3"]),
+        ("A second feature layer (Raj et al., Remark 3: a Gaussian kernel on the orbit embeddings)",
+         "orbitkernels.features", ["Raj et al. 2017, Remark 3"]),
+        ("Raj Eq. 7 orbit features of their atom densities", "orbitkernels.features:MolecularOrbitFeatures",
+         ["Raj et al. 2017, Eq. 7"]),
+        ("so the action is unitary, Raj Lemma 2.1)", "orbitkernels.experiments._raj_eval", []),
+    ]
+    flat = _readme_prose()
+    for phrase, dotted, cited in cases:
+        assert phrase in flat, phrase
+        doc = " ".join(inspect.getdoc(_object(dotted)).split())
+        missing = [c for c in cited if c not in doc]
+        assert not missing, (dotted, missing)
+    assert "Raj Lemma 2.1" in inspect.getsource(_object("orbitkernels.experiments._raj_eval"))
+    assert "(Raj et al., §4.3)" in flat
+    assert "Raj §4.3" in inspect.getsource(_object("orbitkernels.experiments.raj2017"))
+
+
+def test_readme_command_line_section_is_the_parser(monkeypatch, tmp_path):
+    """The subcommands of the README's block, `--experiment xperm` and the options it names; `--json` before or
+    after the subcommand prints the same."""
+    from orbitkernels import bench, cli
+    from orbitkernels.experiments import get_experiments
+
+    text = (ROOT / README).read_text(encoding="utf-8")
+    block = text[text.index("## Command line"):text.index("## Results")]
+    commands = re.findall(r"^orbitkernels (\w+)", block, re.M)
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert sorted(set(commands)) == sorted(sub.choices) == ["bench", "datasets", "demo", "report", "reproduce"]
+    assert "orbitkernels reproduce mroueh2015 --experiment xperm" in block
+    assert "xperm" in get_experiments("mroueh2015")
+    options = set(re.findall(r"(--[a-z-]+)", block))
+    assert options == {"--experiment", "--list", "--quick", "--quiet", "--json", "--download", "--no-resume"}
+    known = {o for a in sub.choices["reproduce"]._actions for o in a.option_strings}
+    assert options <= known
+    assert "--quick" in {o for a in sub.choices["demo"]._actions for o in a.option_strings}
+    assert "(`orbitkernels bench --name gemm_peak`)" in _readme_prose() and "gemm_peak" in bench.BENCHMARKS
+    monkeypatch.setenv("ORBITKERNELS_DATA", str(tmp_path))
+    printed = []
+    for argv in (["--json", "datasets"], ["datasets", "--json"]):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            cli.main(argv)
+        printed.append(buf.getvalue())
+    assert printed[0] == printed[1] and printed[0].lstrip().startswith("[")
+
+
+def test_readme_reliability_pickle_size_and_budgets_are_the_code():
+    """"fitted models and their pickles hold only the templates and group elements (3 MB for 500 frequencies × 64
+    rotations of 28×28 images)", InvariantSVC's default budget, and the 1.15-1.61x range "in six runs" (the
+    split_products evidence bench records in results/bench/rotations_rf.json)."""
+    from orbitkernels.features import OrbitFourierFeatures
+    from orbitkernels.groups import ImageRotation
+    from orbitkernels.models import InvariantSVC
+    from orbitkernels.models.invariant_svm import _physical_memory_bytes
+
+    flat = _readme_prose()
+    m = re.search(r"hold only the templates and group elements \((\d+) MB for (\d+) frequencies × (\d+) rotations of "
+                  r"28×28 images\)", flat)
+    assert m, "the README should state a fitted map's size"
+    X = np.random.default_rng(0).random((4, 784)).astype(np.float32)
+    f = OrbitFourierFeatures(ImageRotation((28, 28)), n_components=int(m[2]), random_state=0).fit(X)
+    assert f.group_elements_.shape == (int(m[3]), 1)
+    assert round(len(pickle.dumps(f)) / 2**20) == int(m[1])
+    assert "within its own `max_memory_mb` (default: 3/4 of the machine's physical memory)" in flat
+    assert InvariantSVC().max_memory_mb is None and InvariantSVC()._budget_bytes() == 0.75 * _physical_memory_bytes()
+    m = re.search(r"([\d.]+)-([\d.]+)x over the products on BLAS's threads for the four FFT-path estimators of the "
+                  r"probe, in six runs\)", flat)
+    assert m, "the README should state the split_products range"
+    evidence = next(v["evidence"] for v in _json("bench/rotations_rf.json")["variants"]
+                    if "split_products" in str(v.get("evidence", "")))
+    assert "six runs" in evidence
+    ranges = re.findall(r"([\d.]+)-([\d.]+)x", evidence[evidence.index("over the products on BLAS's threads"):])
+    assert len(ranges) == 4
+    assert (float(m[1]), float(m[2])) == (min(float(a) for a, _ in ranges), max(float(b) for _, b in ranges))
+
+
+def test_readme_data_section_is_the_loaders(monkeypatch, tmp_path):
+    """"Loaders look in `data_home` (argument), else `$ORBITKERNELS_DATA`, else the user cache"; the data sets
+    supported and generated; the tests' fallback to a `shared/data` folder beside the checkout, and CI's."""
+    import pooch
+
+    import conftest
+    from orbitkernels import datasets
+
+    flat = _readme_prose()
+    assert ("Loaders (`orbitkernels.datasets`) look in `data_home` (argument), else `$ORBITKERNELS_DATA`, else the "
+            "user cache.") in flat
+    arg, env, cache = (tmp_path / name for name in ("arg", "env", "cache"))
+    for folder in (arg, env):
+        folder.mkdir()
+    monkeypatch.setattr(pooch, "os_cache", lambda name: cache / name)
+    monkeypatch.setenv(datasets.ENV_VAR, str(env))
+    assert datasets.ENV_VAR == "ORBITKERNELS_DATA"
+    assert datasets.get_data_home(arg) == arg and datasets.get_data_home() == env
+    monkeypatch.delenv(datasets.ENV_VAR)
+    assert datasets.get_data_home() == cache / "orbitkernels"
+    assert ("MNIST, QM7 (Coulomb matrices computed from positions and charges), the Free Spoken Digit Dataset, "
+            "Ling-Spam and CIFAR-10 are supported. Xperm and Rotated MNIST (following Larochelle et al.'s protocol) "
+            "can be generated.") in flat
+    for name in ("load_mnist", "load_qm7", "coulomb_matrices", "load_fsdd", "load_lingspam", "load_cifar10",
+                 "make_xperm", "make_rotated_mnist"):
+        assert callable(getattr(datasets, name)), name
+    assert "a bad one raises `DatasetFormatError` naming the file and field" in flat
+    assert issubclass(datasets.DatasetFormatError, ValueError)
+    # "look for it in `$ORBITKERNELS_DATA`, else in a `shared/data` folder beside the checkout"
+    assert "look for it in `$ORBITKERNELS_DATA`, else in a `shared/data` folder beside the checkout" in flat
+    monkeypatch.delenv("ORBITKERNELS_DATA", raising=False)
+    beside = ROOT.parent / "shared" / "data"
+    assert conftest.shared_data_dir() == (beside if beside.is_dir() else None)
+    assert 'export ORBITKERNELS_DATA="$(cd ../shared/data && pwd)"' in (ROOT / ".ci/run").read_text(encoding="utf-8")
