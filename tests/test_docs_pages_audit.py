@@ -1135,8 +1135,18 @@ def test_readme_paper_locations_are_the_ones_the_docstrings_cite():
         missing = [c for c in cited if c not in doc]
         assert not missing, (dotted, missing)
     assert "Raj Lemma 2.1" in inspect.getsource(_object("orbitkernels.experiments._raj_eval"))
-    assert "(Raj et al., §4.3)" in flat
+    # local invariance is the kernel of Eq. 3 with a non-uniform q (§2); §4.2-4.3 use von Mises rotations and
+    # Gaussian shifts (the README's example)
+    assert "(Raj et al., §2, Eq. 3; the laws of its §4.2–4.3)" in flat
     assert "Raj §4.3" in inspect.getsource(_object("orbitkernels.experiments.raj2017"))
+    assert "VonMises" in inspect.getsource(_object("orbitkernels.experiments.raj2017"))
+    from test_paper_citations import papers_dir
+
+    papers = papers_dir()
+    if papers is not None and (papers / "002_4f50e82a61f2a9b6.txt").exists():
+        raj = " ".join((papers / "002_4f50e82a61f2a9b6.txt").read_text(encoding="utf-8").split())
+        assert "The kernel $k_{q,G}$ of Eq. 3 can be used for learning with kernel machines [38], probabilistically " \
+               "trading off locality and group invariance through appropriately selecting $q(\\cdot)$" in raj
 
 
 def test_readme_command_line_section_is_the_parser(monkeypatch, tmp_path):
