@@ -98,6 +98,12 @@ def verdict_counts(found):
     return out
 
 
+def papers_total(counts):
+    """``(compared, meeting)`` over the three papers of :func:`verdict_counts`'s ``counts``, or None without any."""
+    papers = [c for p, c in counts.items() if p in THE_PAPERS]
+    return (sum(c[0] for c in papers), sum(c[1] for c in papers)) if papers else None
+
+
 def _summary(found):
     counts = verdict_counts(found)
     if not counts:
@@ -111,10 +117,10 @@ def _summary(found):
     def row(name, n, m):
         return f"| {name} | {n} | {m} | {n - m} | {100 * m / n:.1f} % |"
 
-    papers = [p for p in counts if p in THE_PAPERS]
-    lines += [row(TITLES.get(p, p), *counts[p]) for p in papers]
-    if papers:
-        lines.append(row("**the three papers**", *(sum(counts[p][i] for p in papers) for i in (0, 1))))
+    lines += [row(TITLES.get(p, p), *counts[p]) for p in counts if p in THE_PAPERS]
+    total = papers_total(counts)
+    if total:
+        lines.append(row("**the three papers**", *total))
     lines += [row(TITLES.get(p, p), *counts[p]) for p in counts if p not in THE_PAPERS]
     return lines + [""]
 
@@ -161,9 +167,9 @@ def render_readme_block(results_dir="results"):
                 n += 1
     if not n:
         return "No reproduction results yet: run `orbitkernels reproduce <paper>`, then `orbitkernels report`.\n"
-    counts = [c for p, c in verdict_counts(found).items() if p in THE_PAPERS]
-    if counts:
-        total, meeting = (sum(c[i] for c in counts) for i in (0, 1))
+    summary = papers_total(verdict_counts(found))
+    if summary:
+        total, meeting = summary
         lines = [f"{meeting} of the {total} cells of the three papers with a number to compare with meet it "
                  f"({100 * meeting / total:.1f} %; per paper: [docs/results.md](docs/results.md#summary)).", ""] + lines
     return "\n".join(lines) + "\n"
