@@ -235,6 +235,18 @@ def _resolve(spec):
     return obj
 
 
+def paper_texts(key):
+    """The pages of one paper (``load_papers``' key: "mroueh", "raj", "teo") for a test that quotes it; the test
+    is skipped where the papers are not (they are not part of the repository)."""
+    folder = papers_dir()
+    if folder is None:
+        pytest.skip("the papers are not part of the repository: no ../shared/papers (nor ORBITKERNELS_PAPERS) here")
+    texts = load_papers(folder).get(key)
+    if not texts:
+        pytest.skip(f"no text of the {key} paper in {folder}")
+    return texts
+
+
 @pytest.fixture(scope="module")
 def papers():
     folder = papers_dir()

@@ -4,7 +4,7 @@ The paper's 98.97 % at 1000 digits per class is "averaged over 100 random sample
 probe (``mnist_fig2.py --pixel-grid --draws ...``) ran the best rows found there (the pixel grid: all 441
 rotations every 5° in [-20°, 20°] times whole-pixel shifts in [-3, 3] per axis, rows centred on their mean pixel,
 CDF(50, 500) with the reproduction's templates, linear RLS and a Gaussian-kernel RLS on top, λ and the width by
-the 80/20 hold-out) on seven draws, 24 minutes each on 2 cores. This script runs the same rows on draws
+the 80/20 hold-out) on seven draws, 23 minutes each on 2 cores. This script runs the same rows on draws
 0 .. 99 on a torch device:
 
 - the same estimator (``GroupCDFFeatures``, ``backend="torch"``) and the same pool of draw k

@@ -27,7 +27,7 @@ kernel ridge's protocol above).
 
 Run from the repository root (ORBITKERNELS_DATA set): ``python benchmarks/probes/raj2017/qm7_zero_mean.py [folds ...]
 [--control] [--reselect] [--rows KEY ...]`` (default folds 0-4; per fold on one core: 3 minutes for the exact kernel
-ridge, 1-10 minutes for a feature row); each fold is written at once to ``results/raj2017/qm7_zero_mean_probes.json``
+ridge, 1-13 minutes for a feature row); each fold is written at once to ``results/raj2017/qm7_zero_mean_probes.json``
 and skipped on a rerun, so several processes may split the folds.
 """
 import argparse

@@ -208,7 +208,7 @@ CONFIGS = {
         # D = number of features: RF uses D/2 frequencies (cos and sin), Nyström D landmarks.
         # "reduced" fits ~1 h of a 2-core CPU: D = 2000 for every row; the RF rows also at D = 20000, i.e. the
         # paper's 10k templates (frequencies), the Original and Sort-Coulomb Nyström rows also with 5700
-        # landmarks (every training fold has at least 5731 molecules), each with γ selected again at that D over
+        # landmarks (every training fold has 5732 molecules), each with γ selected again at that D over
         # its own grid ("extra_gamma_factors(_by_method)": larger D prefers a larger γ; the grids extend past the
         # edge that D = 2000 chose) and γ₂ reused from its D = 2000 cell of the same fold. Nyström rows select their own
         # γ (at the small γ of the RF rows K_ZZ is numerically singular). λ and γ by exact leave-one-out on the
