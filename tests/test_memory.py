@@ -145,6 +145,35 @@ def test_pooling_temporaries_are_counted_per_block_where_the_back_end_pools_bloc
     assert g.plan_.pool_bytes(g._pool_spec(), n_out, 4) == (n_out * 4 + n_sim * 24, 0)
 
 
+def test_output_rows_pooled_in_place_are_not_counted_as_working_memory(rng, monkeypatch):
+    """The estimator's blocks of rows follow the engine's count: where NumPy pools cache-sized blocks straight
+    into the output rows, those rows are the output (outside the budget), not working memory. Counted per row,
+    GICDF's 1024 digits at gemm_peak's shape took two GEMMs at the default budget (785 + 239 rows); here a
+    budget that holds every row's similarities and the blocks' temporaries maps them in one chunk, and the
+    transform's peak stays within the budget plus its output (and GICDF's unit-norm copy of X)."""
+    X = rng.random((600, 256)).astype(np.float32)
+    f = GroupCDFFeatures(ImageRotation((16, 16)), n_templates=40, n_bins=25, n_group_samples=32, fast_path="gemm",
+                         random_state=0).fit(X[:50])
+    plan, pool = f.plan_, f._pool_spec()
+    n_out = pool.n_out(40)
+    _, per_block, threads = plan.pooling_blocks(pool, n_out, 4)
+    sim_mb = len(X) * plan.row_bytes(256, 4) / 2**20
+    # room for the similarities, the prepared copy and the blocks' temporaries, not for a second output's worth
+    budget = sim_mb + (len(X) * 2 * 256 * 4 + per_block * threads) / 2**20 + 0.2
+    assert budget < sim_mb + len(X) * n_out * 4 / 2**20
+    f.set_params(max_memory_mb=budget)
+    seen = []
+    similarities = plan._similarities
+    monkeypatch.setattr(plan, "_similarities", lambda Xc, *a, **k: seen.append(len(Xc)) or similarities(Xc, *a, **k))
+    f.transform(X[:8])
+    seen.clear()
+    peak, out = _peak_mb(f, X)
+    assert seen == [len(X)]
+    assert peak - out - X.nbytes / 2**20 <= budget, (peak, out, budget)
+    # a callable pooling (or a device back-end) pools whole chunks: there the pooled rows are working memory
+    assert plan.pool_bytes(lambda S: S, n_out, 4)[0] == n_out * 4
+
+
 @pytest.mark.parametrize("path, make", CASES, ids=[c[0] for c in CASES])
 def test_chunks_write_into_one_workspace_buffer_per_transform(path, make, rng, monkeypatch):
     """A chunk's similarities (or spectrum) go into the buffer of the chunk before: no new mapping per chunk."""

@@ -660,6 +660,18 @@ def _gemm_peak_operand():
     return np.random.default_rng(0).normal(size=(d, s * r)).astype(np.float32)
 
 
+def _transform_chunks(est, X):
+    """The rows of each chunk whose similarities ``est.transform(X)`` computes (one GEMM each on a GEMM path)."""
+    plan, seen = est.plan_, []
+    similarities = plan._similarities
+    plan._similarities = lambda Xc, *a, **k: seen.append(len(Xc)) or similarities(Xc, *a, **k)
+    try:
+        est.transform(X)
+    finally:
+        del plan._similarities
+    return seen
+
+
 def bench_gemm_peak(quick=False):
     """Template path GFLOP/s (2 N d s r / time) as a share of a plain float32 matmul of the same shape."""
     from .backends import numba_available
@@ -676,14 +688,18 @@ def bench_gemm_peak(quick=False):
                                                      sampling="iid", dtype="float32", random_state=0),
             "gicdf_50_bins": _gemm_peak_gicdf()}
     fns = {"peak": lambda: A @ B}
+    chunks = {}
     for name, est in ests.items():
         est.fit(X[:8])
         est.transform(X[:8])
         plan = est.plan_
-        rows = plan.chunk_rows(n, d, 4)
+        # the chunks the transform itself makes (the estimator's blocks of rows, then the engine's), which the
+        # GEMM-only timing repeats: the engine's count alone said one chunk where GICDF's transform took two
+        chunks[name] = _transform_chunks(est, X)
+        starts = np.cumsum([0] + chunks[name][:-1])
         fns[name] = (lambda est=est: est.transform(X))
-        fns[name + "/gemm"] = (lambda plan=plan, rows=rows: [plan._similarities(X[a : a + rows], np.dtype(np.float32))
-                                                             for a in range(0, n, rows)])
+        fns[name + "/gemm"] = (lambda plan=plan, c=chunks[name], a0=starts: [
+            plan._similarities(X[a : a + m], np.dtype(np.float32)) for a, m in zip(a0, c)])
         if numba_available():
             fns[name + "/fused kernels off"] = _numba_off(fns[name])
     # the reference matmul and both transforms in round-robin rounds, so a burst of load hits all alike
@@ -698,7 +714,7 @@ def bench_gemm_peak(quick=False):
             "gemm_only_gflops": flops / t_sim / 1e9,
             "share_of_peak_gemm_only": t_peak / t_sim,
             "pooling_share_of_time": max(0.0, 1 - t_sim / t_all),
-            "chunk_rows": est.plan_.chunk_rows(n, d, 4),
+            "chunk_rows": chunks[name],
         }
         if name + "/fused kernels off" in times:
             out[name]["share_of_peak_transform_fused_kernels_off"] = t_peak / times[name + "/fused kernels off"]
@@ -1130,21 +1146,23 @@ VARIANTS = {
                     "vectorised across the templates, then the weighted cosine (no transposition, no pocketfft pass)",
          "status": "reverted",
          "evidence": "benchmarks/probes/perf/fft_pool_fused.py (results/bench/fft_pool_fused_probe.json): the same "
-                     "features (4e-7), 346 against 360 us per image at s = 2000 / 64 angles (4 %) and 3149 against "
+                     "features (to 4e-7 at s = 2000, 5e-7 at s = 7000), 346 against 360 us per image at s = 2000 / "
+                     "64 angles (4 %) and 3149 against "
                      "1939 at s = 7000 / 100 (1.6x slower: pocketfft's c2r is ~120 ns per template there, the "
                      "Stockham stages ~400). A cache-blocked numba transposition of the spectrum, faster in isolation "
                      "(105 against 163 us), gives 2281 / 2204 / 380 against 2249 / 2251 / 380 images/s in the "
                      "estimator (cos, cos/sin, Rotated MNIST shape): not kept"},
         {"variant": "polar resampling as a numba sparse gather", "status": "not tried",
-         "evidence": "profile of the default estimator: the SciPy CSR product is under 1% of transform time"},
+         "evidence": "cProfile of the default estimator (benchmarks/probes/perf/spectral_layouts.py): the "
+                     "per-frequency GEMM, transposition, inverse FFTs and pooling take 91 % of the time, the "
+                     "resampling (the SciPy CSR product) is within the other 9 %"},
         {"variant": "a chunk's spectrum (52 MB for the 99 digits of a chunk) written into one buffer kept for the "
                     "whole transform (the engine's workspace, out= of the per-frequency GEMM) instead of a new "
                     "array per chunk, whose fresh mapping faulted in on every chunk of every transform with "
                     "glibc's default allocator (the benchmarks' warm heap hid it)", "status": "kept",
          "evidence": "benchmarks/probes/perf/chunk_workspace.py (results/bench/chunk_workspace_probe.json, default "
                      "allocator): 437 against 484 us per image for the default estimator (1.11x), 2686 against "
-                     "2964 at s = 7000 / 100 angles (1.10x), GICDF 596 against 620 (1.04x); the same bits; the "
-                     "per-frequency GEMM 131 against 169 us per image in a profile of the default estimator"},
+                     "2964 at s = 7000 / 100 angles (1.10x), GICDF 596 against 620 (1.04x); the same bits"},
         {"variant": "the chunk's spectrum with its frequency planes an odd number of 64-byte lines apart instead of "
                     "packed (n·s values apart: a multiple of 4 KiB for 32, 64, 128 or 480 digits at s = 2000, whose "
                     "block gathers then share cache sets)", "status": "kept",
@@ -1163,8 +1181,8 @@ VARIANTS = {
         {"variant": "the inverse real FFTs by Intel MKL (mkl_fft) or FFTW (pyfftw) instead of SciPy's pocketfft",
          "status": "not kept",
          "evidence": "benchmarks/probes/perf/fft_libraries.py (results/bench/fft_libraries_probe.json): at 64 "
-                     "angles 78 (MKL) and 93 (FFTW, patient plans) against 145 us per image, which would lower the "
-                     "FFT floor from ~190 to ~120 us per image; at the Rotated MNIST configuration's 100 angles "
+                     "angles 78 (MKL) and 93 (FFTW, patient plans) against 145 us per image, which would take ~67 "
+                     "us per image off the FFT floor; at the Rotated MNIST configuration's 100 angles "
                      "805 / 816-819 against 833 (no gain). Not worth a 1 GB (MKL) or GPL-licensed (FFTW) dependency "
                      "for the power-of-two grids alone"},
         {"variant": "a chunk's cache-sized blocks (transposition, inverse FFTs, pooling) pooled by a pool of threads "
@@ -1192,10 +1210,9 @@ VARIANTS = {
         {"variant": "the same split under Nystroem's map (the default rotation Nystroem map, polar path), the map "
                     "K_ZZ^{-1/2} (a plain product, once per chunk) on the caller's BLAS threads between the split "
                     "products", "status": "not kept",
-         "evidence": "benchmarks/probes/perf/split_products.py with that estimator added, two runs, 2 cores: 0.87x "
-                     "and 1.02x the engine without the split (1.10x and 1.13x in two rounds of a one-estimator "
-                     "comparison): BLAS's workers, woken by the map, spin again through the next chunk's split "
-                     "products and blocks"},
+         "evidence": "benchmarks/probes/perf/split_products.py with that estimator added, two runs, 2 cores (not "
+                     "in the probe's file): no gain over the engine without the split; BLAS's workers, woken by the "
+                     "map, spin again through the next chunk's split products and blocks"},
     ],
     "rotations_nystroem": [
         {"variant": "the template (GEMM) path's Gaussian from one GEMM of dot products in the compute precision, "
@@ -1217,7 +1234,7 @@ VARIANTS = {
          "evidence": "speedup_fused_vs_off here; benchmarks/probes/perf/rbf_pool_fused.py: the pooling alone 2.2-2.6x "
                      "the NumPy passes, the transform 1.04-1.42x at 2000 landmarks (probe and benchmark runs) and 0.98x at 7000 (where the "
                      "per-frequency GEMM and the FFTs dominate: no gain beyond the machine's noise there), test "
-                     "accuracy the same to one digit in 2000"},
+                     "accuracy 0.931 against 0.932 (two digits in 2000)"},
         {"variant": "the same fused loop with a scalar math.exp per value", "status": "reverted",
          "evidence": "benchmarks/probes/perf/rbf_pool_fused.py: 'fused, scalar math.exp' 0.6-0.7x the NumPy passes "
                      "(the scalar exponential does not vectorise)"},
@@ -1235,12 +1252,13 @@ VARIANTS = {
         {"variant": "the templates' spectrum C-contiguous for the per-frequency GEMM (as in rotations_rf)",
          "status": "kept",
          "evidence": "benchmarks/probes/perf/template_spectrum_layout.py: this configuration's features (s = 7000, "
-                     "100 angles) 3641 -> 2729 us per image on 512 digits; features_s 174 s here (168 s in a run at "
-                     "19d485e) against 239 s in the file of commit d09c8b2"},
+                     "100 angles) 3641 -> 2729 us per image on 512 digits; features_s 174 s in this file's run at "
+                     "19d485e (its version of commit 2563c10) against 239 s in its run at d09c8b2 (commit 8017e8a)"},
         {"variant": "the ridge from one Gram matrix per fitted set (models.ridge.cholesky_path, RidgeClassifier's "
                     "±1 targets) instead of six RidgeClassifier fits, each forming its own", "status": "kept",
-         "evidence": "fit_s 23 s here against 44 s with RidgeClassifier in a run at 19d485e (same features, same "
-                     "validation accuracies to 5e-4, same alpha 0.001 and test accuracy 0.9621)"},
+         "evidence": "fit_s 22 s here (23 s in the run at 19d485e) against 47 s with RidgeClassifier in this "
+                     "file's run at d09c8b2 (its version of commit 8017e8a: same validation accuracies to 5e-4, same "
+                     "alpha 0.001 and test accuracy 0.9621)"},
         {"variant": "an FFT path's chunk sized by its spectrum alone on the CPU, with the spectrum's planes an odd "
                     "number of cache lines apart (as in rotations_rf)", "status": "kept",
          "evidence": "benchmarks/probes/perf/spectrum_planes.py: this configuration's shape 2509 against 2614 us per "
@@ -1249,7 +1267,8 @@ VARIANTS = {
                     "of whole rows (2.8 MB of correlations per row here)", "status": "reverted",
          "evidence": "benchmarks/probes/perf/template_tiles.py (results/bench/template_tiles_probe.json): tiles of 2000 "
                      "templates 1790-1848 us per image against 1762-2131 for whole rows over four runs (no gain beyond "
-                     "this machine's noise), smaller tiles slower (1920-2083 at 250-500); at s = 2000 tiles are slower"},
+                     "this machine's noise), smaller tiles slower (2050 / 1894 at 250 / 500 in the recorded run); at "
+                     "s = 2000 tiles of 250 and 500 slower (318 / 303 against 290), of 1000 within 2 % (284)"},
         {"variant": "a chunk's spectrum written into one buffer kept for the whole transform (as in rotations_rf)",
          "status": "kept",
          "evidence": "benchmarks/probes/perf/chunk_workspace.py: this configuration's shape (s = 7000, 100 angles) "
@@ -1269,8 +1288,9 @@ VARIANTS = {
                                        "'polar_fft (fused kernels off)'"},
         {"variant": "the fused CDF pooling on an AVX-512 core (the kernel was chosen on an AVX2 one)",
          "status": "kept", "evidence": "benchmarks/probes/perf/cdf_pool_kernel.py (results/bench/"
-                                       "cdf_pool_kernel_probe.json), the pooling alone in the same rounds: 55 ms per "
-                                       "1024 images against 176 ms for the NumPy pooling (3.2x) in three runs. The "
+                                       "cdf_pool_kernel_probe.json), the pooling alone in the same rounds: 55.0-55.2 "
+                                       "ms per 1024 images against 176.2-176.8 ms for the NumPy pooling (3.2x) in "
+                                       "three runs. The "
                                        "transform-level comparison here (share_of_peak_transform vs "
                                        "share_of_peak_transform_fused_kernels_off) swings by 10 points between "
                                        "processes on this machine (GICDF 60-75 % of sgemm with the fused kernel in "
@@ -1285,10 +1305,14 @@ VARIANTS = {
          "status": "kept", "evidence": "benchmarks/probes/perf/cdf_pool_kernel.py: 'fused' vs 'fused, before', "
                                        "55 vs 68 ms per 1024 images (1.24x) in three runs"},
         {"variant": "the pooling's temporaries counted once per pooled block, not per chunk row, where the "
-                    "back-end pools cache-sized blocks into the output rows (ProjectionPlan.pool_bytes): GICDF's "
-                    "1024 digits in one GEMM instead of two (581 + 443 rows) at the default max_memory_mb",
+                    "back-end pools cache-sized blocks into the output rows (ProjectionPlan.pool_bytes), and those "
+                    "output rows left out of the estimator's working memory (OrbitFeaturesBase._map, which still "
+                    "refuses a budget smaller than one row with its features): GICDF's 1024 digits in one GEMM "
+                    "instead of two (581 + 443 rows before the first, 785 + 239 before the second) at the default "
+                    "max_memory_mb",
          "status": "kept", "evidence": "benchmarks/probes/perf/gicdf_chunks.py (results/bench/gicdf_chunks_probe.json): "
-                                       "one chunk 84.6-84.8 % of sgemm against 81.7-82.2 % for two, three sittings; "
+                                       "one chunk 88.8-90.2 % of sgemm against 85.9-86.6 % for two (596 + 428 rows "
+                                       "at 80 MB), three sittings; chunk_rows here records the transform's chunks; "
                                        "tests/test_memory.py still holds every budget"},
         {"variant": "benchmarks timed on a warm heap (glibc mallopt: freed outputs' pages reused), as a long-running "
                     "process runs, instead of the default allocator's fresh mappings",
@@ -1483,8 +1507,9 @@ def render_markdown(results_dir="results/bench", quick=False):
     root = Path(results_dir)
     lines = ["# Performance", "",
              "Generated by `orbitkernels report` from `results/bench/*.json` (written by `orbitkernels bench`). "
-             "Every benchmark runs the compared methods in the same process and reports ratios; each file records "
-             "the load average, BLAS threads, FFT workers and versions of its run.", ""]
+             "Every benchmark runs the methods it compares in one process (memory and setup: a fresh process per "
+             "case) and reports ratios; each file records the load average, BLAS threads, FFT workers and versions "
+             "of its run.", ""]
     for name, fn in BENCHMARKS.items():
         path = root / f"{name}{'_quick' if quick else ''}.json"
         lines += [f"## {name}", "", (fn.__doc__ or "").strip().splitlines()[0], ""]

@@ -217,11 +217,21 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         reserve = per_block * threads
         if not plan.backend.prefers_cache_blocks:  # a back-end that pools whole chunks: a block's reserve, as before
             reserve += plan.strategy.block_reserve(plan, cdt.itemsize)
-        extra = n_out * out_dtype.itemsize + pool_row + self._extra_row_bytes(d, cdt.itemsize)
+        # the output rows themselves are the caller's output (outside the budget) where the engine pools its
+        # blocks straight into them (pool_row 0: each block's temporaries are in per_block) and no map follows
+        # the pooling; a chunk's pooled rows are working memory elsewhere (a device back-end, a callable pooling,
+        # Nyström's K_ZZ^{-1/2} after it). Counted per row here too, they halved GICDF's chunks at the default
+        # budget (1024 digits in two GEMMs, benchmarks/probes/perf/gicdf_chunks.py)
+        into_out = pool_row == 0 and plan.backend.prefers_cache_blocks and getattr(pool, "post", None) is None
+        extra = (0 if into_out else n_out * out_dtype.itemsize) + pool_row + self._extra_row_bytes(d, cdt.itemsize)
         if self._prepare_copies:
             extra += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)
         # the engine's own count (beyond the similarities: extra), its error when one row does not fit
         rows = plan.chunk_rows(n, d, cdt.itemsize, extra_per_row=extra, reserve=reserve)
+        if into_out:
+            # one row entire, its features included, must still fit: the budget refuses an output row larger than
+            # itself (GICDF with 10**7 bins) as it did when every row's features were counted
+            plan.chunk_rows(1, d, cdt.itemsize, extra_per_row=extra + n_out * out_dtype.itemsize, reserve=reserve)
         bar = self._progress_bar(n, desc)
         step = None if bar is None else bar.update
         try:
@@ -297,6 +307,7 @@ def average_over_copies(transformer, group, elements, X, *, chunk_rows=64):
     # X is checked as the estimators check it (a list was an AttributeError, 0 rows, a chunk_rows of 0 or no
     # elements a bare numpy error from the reshape or the concatenation)
     chunk_rows = check_int(chunk_rows, "chunk_rows", min_value=1)
+    group = resolve_group(group)  # anything but a Group failed at its first .act
     check_not_text(X, "X")
     X = check_array(as_native_float(X), dtype=[np.float64, np.float32], input_name="X")
     r = len(elements)

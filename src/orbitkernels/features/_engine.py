@@ -540,9 +540,10 @@ class ProjectionPlan:
         (NumPy: ``prefers_cache_blocks`` and ``pools_into_numpy``) holds its temporaries (a block of
         pooled features, the CDF's bin indices) for one block at a time: a fixed amount, not one per
         chunk row. Counted per row, they made GICDF's chunks half the size its budget allows, and every
-        chunk streams the templates through the GEMM once more (GICDF at 82 % of sgemm in two chunks,
-        85 % in one, ``benchmarks/probes/perf/gicdf_chunks.py``). Elsewhere (a device back-end or a
-        callable pools the whole chunk) they are per row.
+        chunk streams the templates through the GEMM once more (GICDF at 86-87 % of sgemm in two chunks,
+        89-90 % in one, ``benchmarks/probes/perf/gicdf_chunks.py``); the estimators leave the output rows
+        themselves out of their working memory for the same reason (``OrbitFeaturesBase._map``). Elsewhere
+        (a device back-end or a callable pools the whole chunk) they are per row.
         """
         n_sim = self.n_templates * self.n_elements
         engine = isinstance(pool, EnginePool)
