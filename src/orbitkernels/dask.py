@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .models.distributed_ridge import _NUMERIC_KINDS, _class_block, _decision_block
 from .utils.dispatch import is_dask_array, register
-from .utils.validation import check_not_text
+from .utils.validation import check_int, check_not_text
 
 __all__ = [
     "DaskBlocks",
@@ -185,6 +185,7 @@ def fit_sample_indices(n, sample_size=FIT_SAMPLE_SIZE, random_state=None):
                                     or not isinstance(sample_size, (int, np.integer)) or sample_size < 1):
         # 2.5 or True were taken as 2 or 1 rows, -5 failed inside numpy, '10' with a bare TypeError
         raise ValueError(f"sample_size must be None or an integer >= 1; got {sample_size!r}")
+    n = check_int(n, "n", min_value=0)  # -1 rows gave an empty sample, 2.5 rows np.arange(2.5)
     if sample_size is None or n <= sample_size:
         return np.arange(n)
     rng = np.random.default_rng(_seed_from(random_state))

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pooch
 
-from ..utils.errors import UserError
+from ..utils.errors import ConfigurationError, UserError
 from ..utils.progress import is_quiet
 
 __all__ = [
@@ -82,6 +82,9 @@ def _data_home_and_origin(data_home=None):
             raise TypeError(f"data_home must be a path (str or os.PathLike); got {data_home!r} "
                             f"({type(data_home).__name__})")
         origin = "the data_home argument"
+        if not os.fspath(data_home).strip():  # Path("") is the current folder: a blank option, not a choice
+            raise ConfigurationError(f"data_home is empty ({data_home!r}); give a folder, or None for "
+                                     f"{ENV_VAR} or the user cache")
         path = Path(os.fspath(data_home)).expanduser().absolute()
     elif os.environ.get(ENV_VAR, "").strip():
         origin = f"the {ENV_VAR} environment variable"
@@ -282,6 +285,8 @@ def resolve(name, data_home=None, *, download=True, forms=("converted", "canonic
     """
     from ._registry import REGISTRY
 
+    if not isinstance(download, (bool, np.bool_)):  # download="no" is truthy: it went to the network
+        raise TypeError(f"download must be True or False; got {download!r}")
     info = (REGISTRY if registry is None else registry)[name]
     home, origin = _data_home_and_origin(data_home)
     # A folder (or anything but a regular file) with a data file's name is a mistake to report, not a reason

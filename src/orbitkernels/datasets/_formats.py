@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import math
 import pickle
 import re
 import struct
@@ -53,10 +54,10 @@ def _read_all(source):
     return data
 
 
-def _label(source):
+def _label(source, kind="IDX"):
     if isinstance(source, (str, Path)):
         return repr(str(source))
-    return getattr(source, "name", None) or "IDX data"
+    return getattr(source, "name", None) or f"{kind} data"
 
 
 def read_idx(source) -> np.ndarray:
@@ -82,7 +83,7 @@ def read_idx(source) -> np.ndarray:
         raise DatasetFormatError(f"{name}: truncated IDX header ({len(data)} bytes, {ndim} dimensions announced)")
     dims = struct.unpack(">" + "I" * ndim, data[4:header])
     dtype = np.dtype(_IDX_DTYPES[code])
-    count = int(np.prod(dims, dtype=np.int64))
+    count = math.prod(dims)  # Python ints: an int64 product wraps around for a forged header
     expected = count * dtype.itemsize
     if len(data) - header != expected:
         raise DatasetFormatError(f"{name}: IDX header announces shape {dims} ({expected} data bytes) "
@@ -108,7 +109,7 @@ def read_amat(source, *, dtype=np.float32) -> np.ndarray:
     try:
         arr = np.loadtxt(stream, dtype=dtype, ndmin=2)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise DatasetFormatError(f"{_label(source)}: not a valid .amat table ({exc})") from exc
+        raise DatasetFormatError(f"{_label(source, '.amat')}: not a valid .amat table ({exc})") from exc
     finally:
         if not hasattr(source, "read"):
             stream.close()

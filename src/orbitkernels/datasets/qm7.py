@@ -33,7 +33,11 @@ Reference: {reference}
 
 def _as_batch(Z, R):
     Z = np.asarray(Z)
-    R = np.asarray(R, dtype=np.float64)
+    R = np.asarray(R)
+    # float64 conversion would parse text and drop imaginary parts with a mere warning
+    if not (np.issubdtype(R.dtype, np.number) or R.dtype == bool) or np.iscomplexobj(R):
+        raise TypeError(f"R must hold real numbers (positions); got dtype {R.dtype}")
+    R = R.astype(np.float64, copy=False)
     single = Z.ndim == 1
     if single:
         Z, R = Z[None], R[None]
@@ -41,8 +45,8 @@ def _as_batch(Z, R):
         raise ValueError(f"Z must be (n_atoms,) or (n_molecules, n_atoms); got shape {Z.shape}")
     if R.shape != Z.shape + (3,):
         raise ValueError(f"R must have shape {Z.shape + (3,)} to match Z; got {R.shape}")
-    if not (np.issubdtype(Z.dtype, np.number) and np.isfinite(Z).all()):
-        raise ValueError("Z must hold finite numbers (nuclear charges)")
+    if not (np.issubdtype(Z.dtype, np.number) and not np.iscomplexobj(Z) and np.isfinite(Z).all()):
+        raise ValueError("Z must hold real, finite numbers (nuclear charges)")
     if (Z < 0).any() or not np.array_equal(Z, np.round(Z)):
         raise ValueError("Z must hold non-negative whole nuclear charges (0 marks a padding atom)")
     if not np.isfinite(R).all():
@@ -259,7 +263,11 @@ def load_qm7(data_home=None, download=True, n_folds=5, random_state=0) -> Bunch:
 
 def qm7_fold_indices(bunch, k):
     """``(train_idx, test_idx)`` of fold ``k``: fold k is the test set, the other folds the training set."""
-    folds = bunch["folds"]
+    try:
+        folds = bunch["folds"]
+    except (KeyError, TypeError, IndexError):
+        raise TypeError(f"bunch must be what load_qm7() returns (a mapping with 'folds'); got "
+                        f"{type(bunch).__name__}") from None
     k = check_int(k, "k", min_value=0, max_value=len(folds) - 1)
     test = np.asarray(folds[k], dtype=np.int64)
     train = np.sort(np.concatenate([np.asarray(f, dtype=np.int64) for i, f in enumerate(folds) if i != k]))

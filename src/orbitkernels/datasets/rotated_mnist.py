@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import Bunch
 
-from ..utils.validation import check_int, check_random_state
+from ..utils.validation import all_finite, check_int, check_random_state
 from ._base import DatasetFormatError, expect, expect_records, get_data_home, resolve
 from ._formats import archive_errors, iter_archive, read_amat
 from .mnist import load_mnist
@@ -42,6 +42,11 @@ def rotate_images(images, angles, *, chunk_size=2048) -> np.ndarray:
     angles = np.asarray(angles, dtype=np.float64)
     if images.ndim != 3:
         raise ValueError(f"images must be (n, height, width); got shape {images.shape}")
+    # the float32 copy below would drop imaginary parts (with a mere warning) and spread NaN to the neighbours
+    if not (np.issubdtype(images.dtype, np.number) or images.dtype == bool) or np.iscomplexobj(images):
+        raise TypeError(f"images must hold real numbers; got dtype {images.dtype}")
+    if images.dtype.kind == "f" and images.size and not all_finite(images):
+        raise ValueError("images contain NaN or inf")
     if angles.shape != (images.shape[0],):
         raise ValueError(f"angles must have shape ({images.shape[0]},); got {angles.shape}")
     if not np.isfinite(angles).all():
@@ -144,7 +149,7 @@ def make_rotated_mnist(mnist_bunch, n_train=10000, n_valid=2000, n_test=50000, r
     images = all_x[index].astype(np.float32) / np.float32(255.0)
     rotated = rotate_images(images, angles)
     np.clip(rotated, 0.0, 1.0, out=rotated)  # bilinear weights are convex; this only removes rounding
-    flat = rotated.reshape(index.size, -1)
+    flat = rotated.reshape(index.size, int(np.prod(x_tr.shape[1:])))  # -1 cannot be inferred for 0 digits
     cuts = {"train": slice(0, n_train), "valid": slice(n_train, n_tv), "test": slice(n_tv, index.size)}
     out = Bunch()
     for split, sl in cuts.items():

@@ -215,8 +215,9 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         present = np.unique(Z[Z > 0])
         unknown = np.setdiff1d(present, self.species_)
         if unknown.size:
-            raise ValueError(f"X holds charges {unknown.astype(int).tolist()} that are not in species="
-                             f"{list(self.species_)}; pass every species that occurs")
+            # printed as given: a whole charge beyond int64 (1e30) was cast to -9223372036854775808
+            raise ValueError(f"X holds charges [{', '.join(f'{z:g}' for z in unknown)}] that are not in species="
+                             f"[{', '.join(f'{z:g}' for z in self.species_)}]; pass every species that occurs")
         return X, Z, R
 
     def __setstate__(self, state):
@@ -246,6 +247,9 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         if self.cutoff is not None and self.centres != "atoms":
             raise ValueError("cutoff windows atom-centred environments: it needs centres='atoms'")
         self._fix_parameters()  # as in the engine's maps
+        if not 0 < self._density_scale(1) < np.inf:
+            raise ValueError(f"sigma={self.sigma_!r} is out of range: the densities' normalisation (π/σ²)^(3/4) "
+                             "is not a finite positive float; give positions and sigma in ångström (or bohr)")
         rng = check_random_state(self.random_state)
         group = Rotation3D() if self.group is None else self.group
         if group.n_features is not None and group.n_features != X.shape[1]:
@@ -268,6 +272,11 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
             group, self.n_group_samples, rng, sampling=self.sampling, default_infinite=DEFAULT_ROTATIONS)
         self._n_features_out = s * (len(species) if self.centres_ == "atoms" else 1)
         return self
+
+    def _density_scale(self, m):
+        """z's factor (2π)^{-3/2} (π/σ²)^{3/4} / √M; inf or 0 where σ² leaves the float range."""
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            return float((2 * np.pi) ** -1.5 * (np.pi / np.float64(self.sigma_) ** 2) ** 0.75 / np.sqrt(m))
 
     def _scale(self, gamma):
         """The factor of <u_j, z> that makes u_j a draw of the base kernel's spectral law at ``gamma``."""
@@ -345,7 +354,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         # S_{Rρ}(k) = Σ_a e^{-i k·R r_a} = S_ρ(Rᵀ k): the group acts on the wavevectors (Raj §2.2.1)
         K = np.einsum("gji,mj->gmi", M, self.wavevectors_).reshape(-1, 3)  # row g M + m is R_gᵀ k_m
         m = self.wavevectors_.shape[0]
-        norm = (2 * np.pi) ** -1.5 * (np.pi / self.sigma_ ** 2) ** 0.75 / np.sqrt(m)
+        norm = self._density_scale(m)
         return {
             "K": be.asarray(np.ascontiguousarray(K.T), dt),
             "U": be.asarray(np.ascontiguousarray(self.templates_.T * norm), dt),  # z's scale folded in

@@ -153,6 +153,9 @@ class Group:
         return f"{self.n_features} features"
 
     def _check_elements(self, E, name="elements"):
+        E = np.asarray(E)
+        if np.iscomplexobj(E):  # float() of a complex array keeps the real part, with a mere warning
+            raise TypeError(f"{name} is complex ({E.dtype}); group elements are real parameters")
         E = np.asarray(E, dtype=float)
         if E.ndim == 1 and self.n_params == 1:
             E = E[:, None]
@@ -162,6 +165,13 @@ class Group:
             )
         if not np.isfinite(E).all():
             raise ValueError(f"{name} contains NaN or inf")
+        return E
+
+    def _check_some_elements(self, E):
+        # no element is no action: some groups returned an empty stack, others failed deep in numpy
+        E = self._check_elements(E)
+        if len(E) == 0:
+            raise ValueError(f"elements is empty (shape {E.shape}); give at least one group element")
         return E
 
     # ----------------------------------------------------------- elements
@@ -272,7 +282,7 @@ class Group:
     def act(self, X, E) -> np.ndarray:
         """Apply each element of ``E`` to each row of ``X``: shape (len(E), n_samples, n_features)."""
         X = self._check_X(X)
-        E = self._check_elements(E)
+        E = self._check_some_elements(E)
         return self._act(X, E)
 
     def act_inverse(self, X, E) -> np.ndarray:
@@ -285,7 +295,7 @@ class Group:
         is no product in the same factor order.
         """
         X = self._check_X(X)
-        E = self._check_elements(E)
+        E = self._check_some_elements(E)
         return self._act_inverse(X, E)
 
     def _act_inverse(self, X, E):

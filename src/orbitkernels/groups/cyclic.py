@@ -29,6 +29,8 @@ class CyclicShift(Group):
     def __init__(self, shape, weights=None):
         if np.isscalar(shape):
             shape = (shape,)
+        if not hasattr(shape, "__iter__"):  # None: "'NoneType' object is not iterable" named no argument
+            raise TypeError(f"shape must be an int or a tuple of 1 or 2 ints; got {shape!r}")
         shape = tuple(check_int(s, "shape", min_value=1) for s in shape)
         if len(shape) not in (1, 2):
             raise ValueError(f"CyclicShift shape must be 1-D or 2-D; got {shape}")

@@ -28,6 +28,9 @@ __all__ = ["Distribution", "Uniform", "VonMises", "Normal", "LogNormal", "LogUni
 
 _KINDS = ("additive", "multiplicative", "circular")
 
+#: von Mises concentration above which ``sample`` draws the wrapped normal law (NumPy's Generator's switch)
+_WRAPPED_NORMAL_KAPPA = 1e6
+
 
 def _check_size(size):
     # numpy's own messages ("negative dimensions are not allowed", "Maximum allowed dimension exceeded")
@@ -82,6 +85,8 @@ class Uniform(Distribution):
         self.high = check_real(high, "high")
         if not self.low < self.high:
             raise ValueError(f"Uniform needs low < high; got low={self.low}, high={self.high}")
+        if not np.isfinite(self.high - self.low):  # numpy's sampler (and ppf) would overflow on the width
+            raise ValueError(f"Uniform needs a finite width high - low; got low={self.low}, high={self.high}")
 
     def sample(self, size, random_state=None):
         size = _check_size(size)
@@ -169,6 +174,11 @@ class VonMises(Distribution):
         rng = check_random_state(random_state)
         if self.kappa == 0:
             return rng.uniform(-np.pi, np.pi, size=size)
+        if self.kappa > _WRAPPED_NORMAL_KAPPA and not isinstance(rng, np.random.Generator):
+            # RandomState's legacy sampler returns exact zeros from kappa ~ 1e16 and never returns from ~1e17;
+            # NumPy's Generator draws the wrapped normal N(loc, 1/kappa) there, whose error is O(1/kappa)
+            theta = rng.normal(self.loc, 1.0 / np.sqrt(self.kappa), size=size)
+            return np.mod(theta + np.pi, 2 * np.pi) - np.pi
         return rng.vonmises(self.loc, self.kappa, size=size)
 
     def ppf(self, u):

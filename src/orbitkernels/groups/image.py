@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils.validation import MAX_COUNT, check_int
+from ..utils.validation import MAX_COUNT, check_data, check_int
 from .base import Group, ProductGroup
 from .distributions import Discrete, Distribution, Normal, Uniform, VonMises
 
@@ -29,6 +29,9 @@ __all__ = ["ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGrou
 def _check_image_shape(image_shape):
     if np.isscalar(image_shape):
         raise ValueError(f"image_shape must be (height, width) or (height, width, channels); got {image_shape!r}")
+    if not hasattr(image_shape, "__iter__"):  # None: "'NoneType' object is not iterable" named no argument
+        raise TypeError(f"image_shape must be a tuple (height, width) or (height, width, channels); "
+                        f"got {image_shape!r}")
     shape = tuple(check_int(s, "image_shape", min_value=1) for s in image_shape)
     if len(shape) not in (2, 3):
         raise ValueError(f"image_shape must be (height, width) or (height, width, channels); got {shape}")
@@ -82,9 +85,29 @@ def warp_images(X, image_shape, A, b, *, normalize=True):
     are multiplied by ``|det A|^{-1/2}`` (Lemma 2.1) so the action is unitary.
     """
     shape = _check_image_shape(image_shape)
-    A = np.asarray(A, dtype=float).reshape(-1, 2, 2)
-    b = np.asarray(b, dtype=float).reshape(-1, 2)
-    return _warp(np.asarray(X), shape, A, b, normalize)
+    X = check_data(X, "X", n_features=int(np.prod(shape)))
+    A = _real_array(A, "A", (2, 2))
+    b = _real_array(b, "b", (2,))
+    if len(A) != len(b):
+        raise ValueError(f"warp_images needs one shift per map: {len(A)} matrices A but {len(b)} shifts b")
+    if (np.abs(np.linalg.det(A)) == 0).any():  # no inverse map to sample from (and |det A|^{-1/2} = inf)
+        raise ValueError("A holds a singular matrix (det A = 0); an affine map of the pixel grid must be invertible")
+    return _warp(X, shape, A, b, normalize)
+
+
+def _real_array(a, name, shape):
+    """``a`` as a finite float array of ``shape`` items ((n,) + shape, or one item of ``shape``), else an error."""
+    arr = np.asarray(a)
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) or np.iscomplexobj(arr):
+        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    arr = arr.astype(float)
+    if arr.shape == shape:
+        arr = arr[None]
+    if arr.shape[1:] != shape:
+        raise ValueError(f"{name} must be {shape} or (n,) + {shape}; got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr
 
 
 def _warp(X, shape, A, b, normalize):

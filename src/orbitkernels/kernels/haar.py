@@ -12,6 +12,7 @@ from ..utils.persistence import VersionedPickleMixin
 from ..utils.progress import progress
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
+    all_finite,
     check_budget,
     check_data,
     check_not_text,
@@ -136,6 +137,9 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         if X is not None:
             X = self._check_X(X, "X")
         if self.elements is not None:
+            if self.n_group_samples is not None:  # it was ignored in silence: the elements given are all used
+                raise ValueError("give elements (the group elements to use) or n_group_samples (how many to draw), "
+                                 "not both")
             E = group._check_elements(self.elements)
             if len(E) == 0:  # the average over no element is undefined (it was a ZeroDivisionError)
                 raise ValueError(f"elements is empty (shape {E.shape}); give at least one group element")
@@ -208,6 +212,9 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         bar = progress(total=nx, desc=type(self).__name__, unit="rows", disable=not getattr(self, "verbose", 0))
         with bar:
             self._fill(K, X, Y, E, w, bx, by, bar)
+        if not all_finite(K):  # as the feature maps: never hand back a NaN Gram matrix (a callable's NaN)
+            raise ValueError(f"{type(self).__name__}: the base kernel {self.base_kernel!r} gave NaN or inf values "
+                             "on these inputs; rescale X or check the kernel")
         return K
 
     def _fill(self, K, X, Y, E, w, bx, by, bar):

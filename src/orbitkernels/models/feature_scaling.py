@@ -265,8 +265,15 @@ def _linear_model(clf_or_w):
         b = float(np.ravel(getattr(clf_or_w, "intercept_", [0.0]))[0])
         classes = getattr(clf_or_w, "classes_", None)
         return coef, b, classes
-    w = np.asarray(clf_or_w, dtype=np.float64).ravel()
-    return w, 0.0, None
+    if hasattr(clf_or_w, "fit"):  # an estimator without coef_: not fitted yet, or not a linear model
+        check_is_fitted(clf_or_w)
+        raise TypeError(f"clf_or_w must be a linear classifier with coef_; {type(clf_or_w).__name__} has none")
+    w = np.asarray(clf_or_w)
+    if clf_or_w is None or (w.dtype == object and not all(isinstance(v, Real) for v in w.flat)):
+        # None became one NaN weight, any other object a float() error naming no argument
+        raise TypeError(f"clf_or_w must be a fitted binary linear classifier or a vector of weights; "
+                        f"got {type(clf_or_w).__name__}")
+    return w.ravel(), 0.0, None
 
 
 def worst_case_attack(clf_or_w, X, K, mode="drop", l=None, u=None, y=None):

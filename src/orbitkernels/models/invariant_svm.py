@@ -57,7 +57,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..groups.base import Group
+from ..groups.base import Group, resolve_group
 from ..utils.kernels import PairwiseKernel, rbf_from_dots
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (
@@ -115,7 +115,7 @@ class GroupElement:
     """
 
     def __init__(self, group, element):
-        self.group = group
+        self.group = resolve_group(group)  # anything but a Group failed only when the transformation was applied
         self.element = np.asarray(element, dtype=np.float64).reshape(-1)
 
     def __call__(self, X):
@@ -182,8 +182,17 @@ def _transformation_lists(transformations, classes, n_sample=None, random_state=
     )
 
 
+def _real_output(value, what):
+    """What a user's callable returned, as float64; complex values lost their imaginary part (with a mere warning)
+    and text was parsed, so both are refused."""
+    arr = np.asarray(value)
+    if np.iscomplexobj(arr) or arr.dtype.kind in "USmM":
+        raise TypeError(f"{what} returned values of dtype {arr.dtype}; it must return real numbers")
+    return arr.astype(np.float64)
+
+
 def _apply(t, X, name):
-    out = np.asarray(t(X), dtype=np.float64)
+    out = _real_output(t(X), f"transformation {name}")
     if out.shape != X.shape:
         raise ValueError(f"transformation {name} returned shape {out.shape} for input of shape {X.shape}")
     if not np.isfinite(out).all():
@@ -566,7 +575,7 @@ def _oracle_output(out, d, cls_index):
     model from it, so a NaN vector or an unknown label would otherwise end as NaN weights or an IndexError."""
     if not isinstance(out, tuple) or len(out) not in (2, 3):
         raise ValueError("oracle must return (x_transformed, y_prime) or (x, y_prime, s)")
-    xt = np.asarray(out[0], dtype=np.float64).reshape(-1)
+    xt = _real_output(out[0], "oracle").reshape(-1)
     if xt.shape[0] != d or not np.isfinite(xt).all():
         raise ValueError(f"oracle returned a vector of shape {np.shape(out[0])} or with NaN/inf")
     try:

@@ -77,11 +77,13 @@ def centre_gram(K_train, K_new=None):
     K_train = _real(K_train, "K_train")
     if K_train.ndim != 2 or K_train.shape[0] != K_train.shape[1] or not K_train.size:
         raise ValueError(f"K_train must be a non-empty square (n, n) Gram matrix; got shape {K_train.shape}")
+    _finite(K_train, "K_train")  # a NaN spreads through the column means to every entry of both results
     if K_new is not None:
         K_new = _real(K_new, "K_new")
         if K_new.ndim != 2 or K_new.shape[1] != K_train.shape[0]:
             raise ValueError(f"K_new must be (m, {K_train.shape[0]}): new rows against the training rows; "
                              f"got shape {K_new.shape}")
+        _finite(K_new, "K_new")
     col = K_train.mean(axis=0)
     tot = col.mean()
     Kc = K_train - col[None, :] - col[:, None] + tot
@@ -98,6 +100,11 @@ def _real(A, name, hint=""):
     return A
 
 
+def _finite(A, name):
+    if A.size and not all_finite(A):
+        raise ValueError(f"{name} contains {'NaN' if np.isnan(A).any() else 'inf'}; clean or impute the data first")
+
+
 class RidgePath:
     """Ridge ``||Y - ΦW - 1bᵀ||² + α||W||²`` for every α of ``alphas``, multi-output.
 
@@ -109,14 +116,17 @@ class RidgePath:
 
     def __init__(self, alphas, *, fit_intercept=True):
         try:
-            a = np.atleast_1d(np.asarray(alphas, dtype=float))
+            # a flag is not a penalty: [True] was α = 1
+            a = None if np.asarray(alphas).dtype == bool else np.atleast_1d(np.asarray(alphas, dtype=float))
         except (TypeError, ValueError):
             a = None
         # α = 0 is allowed: the minimum-norm least-squares solution (see _inverse)
         if a is None or a.ndim != 1 or a.size == 0 or not np.isfinite(a).all() or (a < 0).any():
             raise ValueError(f"alphas must be a non-empty 1-D sequence of finite numbers >= 0; got {alphas!r}")
         self.alphas = a
-        self.fit_intercept = fit_intercept
+        if not isinstance(fit_intercept, (bool, np.bool_)):  # any truthy value ("no") fitted an intercept
+            raise TypeError(f"fit_intercept must be True or False; got {fit_intercept!r}")
+        self.fit_intercept = bool(fit_intercept)
 
     # ------------------------------------------------------------------ construction
     def _targets(self, Y, n):
