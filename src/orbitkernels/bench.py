@@ -28,7 +28,7 @@ gicdf_mnist            GICDF at Mroueh's MNIST configuration CDF(50 bins, 500
 fft_cyclic             CyclicShift((28, 28)), all 784 shifts: FFT vs GEMM path
 qm7_lgika              QM7 LGIKA-RF (Montavon sampling, r=70, data side) for
                        s = 2k..10k on a subset: time per fold, scaling in s
-memory                 peak RSS of ``transform`` for growing N at a fixed budget
+memory                 peak allocations (tracemalloc) of ``transform`` for growing N at a fixed budget
                        (one subprocess per N)
 setup                  setup cost per feature map (one subprocess each): fit
                        time and peak, fitted and pickle sizes, first transform
