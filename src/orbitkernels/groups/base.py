@@ -48,6 +48,8 @@ from ..utils.validation import MAX_COUNT, check_data, check_int, check_random_st
 __all__ = ["Group", "ProductGroup", "TrivialGroup", "can_move_to_templates", "resolve_group", "resolve_elements",
            "unit_points", "SAMPLINGS"]
 
+#: The accepted values of ``sampling`` in :meth:`Group.sample` and :func:`resolve_elements`: "iid"
+#: (independent draws, as in the papers) and "qmc" (stratified / randomised lattice draws).
 SAMPLINGS = ("iid", "qmc")
 
 
@@ -113,7 +115,21 @@ def unit_points(n, k, rng):
     i.i.d. 0.074/0.066/0.028, Sobol 0.044/0.028/0.008, lattice 0.032/0.021/0.004).
     It works for every n, not only powers of two, and each coordinate is again a
     shifted equispaced grid (stratified per factor). Every point is marginally
-    uniform, so any estimate is unbiased. ``rng``: an int seed, a RandomState, a Generator or None.
+    uniform, so any estimate is unbiased.
+
+    Parameters
+    ----------
+    n : int
+        Number of points, 1 <= n <= 2**31 - 1.
+    k : int
+        Dimension of the cube, k >= 1.
+    rng : int, RandomState, Generator or None
+        Source of the random shift.
+
+    Returns
+    -------
+    U : ndarray of shape (n, k), float64
+        The points, in [0, 1).
     """
     n = check_int(n, "n", min_value=1, max_value=MAX_COUNT)
     k = check_int(k, "k", min_value=1)
@@ -126,7 +142,12 @@ def unit_points(n, k, rng):
 
 
 class Group:
-    """Abstract base class of group actions with a distribution over the group."""
+    """Abstract base class of group actions with a distribution over the group.
+
+    An element is one row of ``n_params`` float parameters; the subclasses say what the
+    parameters mean (an angle, a shift, a permutation array, a quaternion...). See
+    :mod:`orbitkernels.groups.base` for the protocol.
+    """
 
     #: number of parameters describing one element (columns of an element array)
     n_params: int = 1
@@ -184,6 +205,20 @@ class Group:
         Monte Carlo averages stay unbiased, with a lower variance); finite groups
         take a systematic (stratified) sample of their elements by their weights.
         Groups without an inverse-CDF description fall back to i.i.d. draws.
+
+        Parameters
+        ----------
+        n : int
+            Number of elements, 1 <= n <= 2**31 - 1.
+        random_state : int, RandomState, Generator or None, default=None
+            Source of the draws; the same seed gives the same elements.
+        sampling : {"iid", "qmc"}, default="iid"
+            I.i.d. draws or the stratified / lattice scheme described above.
+
+        Returns
+        -------
+        E : ndarray of shape (n, n_params), float64
+            One element per row.
         """
         n = check_int(n, "n", min_value=1, max_value=MAX_COUNT)
         if sampling not in SAMPLINGS:
@@ -224,7 +259,7 @@ class Group:
         return np.stack([law.ppf(U[:, j]) for j, law in enumerate(laws)], axis=1).astype(float)
 
     def grid_subgroup(self, n):
-        """A finite group of about ``n`` elements that replaces sampling from q, or None.
+        """A finite group of ``n`` elements that replaces sampling from q, or None.
 
         Where q is the Haar measure of a compact one-parameter group (the full
         circle of rotations), the uniform law on the n-element subgroup integrates
@@ -232,6 +267,16 @@ class Group:
         all (the features are exactly invariant to those of its elements whose
         action on the data is exact, e.g. the quarter turns of a pixel grid); the
         returned group is the one the engine runs fastest (e.g. the polar FFT path).
+        The base class has no such subgroup and returns None.
+
+        Parameters
+        ----------
+        n : int
+            Number of elements of the subgroup.
+
+        Returns
+        -------
+        Group or None
         """
         return None
 
@@ -239,7 +284,8 @@ class Group:
         """``(elements, weights)`` of a q with finite support, else None.
 
         Finite groups give all their elements; groups whose laws are all
-        :class:`~orbitkernels.groups.distributions.Discrete` give the product of the supports.
+        :class:`~orbitkernels.groups.distributions.Discrete` give the product of the supports
+        (None beyond a million elements). The weights sum to 1.
         """
         if self.is_finite:
             E = self.elements()
@@ -273,14 +319,42 @@ class Group:
         return None
 
     def identity(self) -> np.ndarray:
+        """The identity element, as an array of shape (1, n_params)."""
         raise NotImplementedError
 
     def inverse(self, E) -> np.ndarray:
+        """The parameters of the inverse of each element of ``E``: shape (len(E), n_params).
+
+        Raises ``ValueError`` where the inverse has no parameters of this group's form (a
+        product of non-commuting factors, Montavon's data-dependent scheme); :meth:`act_inverse`
+        applies the inverses without them.
+        """
         raise NotImplementedError
 
     # ------------------------------------------------------------ action
     def act(self, X, E) -> np.ndarray:
-        """Apply each element of ``E`` to each row of ``X``: shape (len(E), n_samples, n_features)."""
+        """Apply each element of ``E`` to each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The data; float32 stays float32, everything else becomes float64.
+        E : array-like of shape (n_elements, n_params)
+            At least one element (a 1-D array for a one-parameter group).
+
+        Returns
+        -------
+        Y : ndarray of shape (n_elements, n_samples, n_features)
+            ``Y[k] = g_k X``, in the dtype of X.
+
+        Raises
+        ------
+        ValueError
+            X of another width than the group acts on, X or E with NaN or inf, E empty or not of
+            shape (n_elements, n_params), an element outside the group.
+        TypeError
+            Complex or non-numeric X, complex E.
+        """
         X = self._check_X(X)
         E = self._check_some_elements(E)
         return self._act(X, E)
@@ -291,8 +365,14 @@ class Group:
         ``act_inverse(X, E)[k] = g_k^{-1} X``. It is what moving an action to the
         other side of an inner product needs, <g x, t> = <x, g^{-1} t> for a unitary
         action (Raj et al. 2017, §2.2.1; Mroueh et al. 2015, Remark 2), and it exists
-        for every group, including products of non-commuting factors whose inverse
-        is no product in the same factor order.
+        for every group action with inverses (not Montavon's data-dependent scheme,
+        which raises ``ValueError``), including products of non-commuting factors
+        whose inverse is no product in the same factor order. Parameters, validation
+        and dtype as for :meth:`act`.
+
+        Returns
+        -------
+        Y : ndarray of shape (n_elements, n_samples, n_features)
         """
         X = self._check_X(X)
         E = self._check_some_elements(E)
@@ -305,7 +385,11 @@ class Group:
         return self._act_each(X, self.inverse(E))
 
     def act_each(self, X, E) -> np.ndarray:
-        """Apply element ``E[i]`` to row ``X[i]``: shape (n_samples, n_features)."""
+        """Apply element ``E[i]`` to row ``X[i]``: shape (n_samples, n_features).
+
+        ``E`` holds one element per row of ``X`` (``ValueError`` otherwise); validation and
+        dtype as for :meth:`act`.
+        """
         X = self._check_X(X)
         E = self._check_elements(E)
         if len(E) != len(X):
@@ -325,10 +409,12 @@ class Group:
     # these and never tests a group's type (docs/architecture.md, "Groups declare their structure").
     @property
     def is_unitary(self) -> bool:
+        """Whether <g x, g z> = <x, z> for every element and rows x, z (Raj et al. 2017, Lemma 2.1)."""
         raise NotImplementedError
 
     @property
     def is_symmetric(self) -> bool:
+        """Whether q(g) = q(g^{-1}): g and its inverse have the same law."""
         raise NotImplementedError
 
     #: the action is an exact permutation of coordinates (every base kernel is then invariant
@@ -388,7 +474,12 @@ def _systematic_indices(w, u):
 
 
 def can_move_to_templates(group: Group) -> bool:
-    """True when <ω, g x> may be computed as <g^{-1} ω, x> with g^{-1} ~ q (unitary, symmetric, data-free)."""
+    """True when <ω, g x> may be computed as <g^{-1} ω, x> with g^{-1} ~ q (unitary, symmetric, data-free).
+
+    Parameters
+    ----------
+    group : Group
+    """
     return bool(group.is_unitary and group.is_symmetric and not group.is_data_dependent)
 
 
@@ -400,7 +491,15 @@ class ProductGroup(Group):
     unitary when every factor is. q is symmetric when every factor's q is and the
     factors commute (or the law of one is invariant under conjugation by the
     other, e.g. an isotropic Gaussian translation under rotations); otherwise the
-    inverse of a product has another law and the flag is False.
+    inverse of a product has another law and the flag is False. ``G1 * G2`` builds
+    ``ProductGroup(G1, G2)``.
+
+    Parameters
+    ----------
+    *factors : Group
+        At least two groups acting on rows of the same length (or one list or tuple of
+        them); a factor that is itself a product contributes its own factors. A
+        data-dependent scheme (Montavon's) cannot be a factor.
     """
 
     def __init__(self, *factors):
@@ -618,7 +717,13 @@ class TrivialGroup(Group):
 
 
 def resolve_group(group):
-    """``group``, or the trivial group for None (what the feature maps and kernels run on)."""
+    """``group``, or the trivial group for None (what the feature maps and kernels run on).
+
+    Parameters
+    ----------
+    group : Group or None
+        Anything else raises ``TypeError``.
+    """
     if group is None:
         return TrivialGroup()
     if not isinstance(group, Group):
@@ -641,6 +746,25 @@ def resolve_elements(group, n_group_samples, rng, *, sampling="qmc", default_inf
       rotations), that subgroup of r elements replaces the draws and is returned
       as ``group_used`` (for images, the polar FFT path); else stratified /
       rank-1-lattice draws (:meth:`Group.sample`), unbiased with lower variance.
+
+    Parameters
+    ----------
+    group : Group
+    n_group_samples : int or None
+        Number of elements to draw (1 <= n <= 2**31 - 1), or None (see above).
+    rng : int, RandomState, Generator or None
+        Source of the draws.
+    sampling : {"iid", "qmc"}, default="qmc"
+    default_infinite : int, default=64
+        Number of draws of an infinite group when ``n_group_samples`` is None.
+
+    Returns
+    -------
+    group_used : Group
+        ``group``, or the grid subgroup that replaced it.
+    elements : ndarray of shape (n_elements, group_used.n_params)
+    weights : ndarray of shape (n_elements,), float64
+        q's weight of each element, summing to 1.
     """
     if sampling not in ("iid", "qmc"):
         raise ValueError(f"sampling must be 'iid' or 'qmc'; got {sampling!r}")

@@ -13,15 +13,19 @@ class CyclicShift(Group):
     """All cyclic shifts of rows viewed as arrays of ``shape`` (1-D ``(n,)`` or 2-D ``(h, w)``).
 
     The group is Z_n (or Z_h × Z_w); element ``k`` maps ``x`` to ``roll(x, k)``, i.e.
-    ``(g_k x)[i] = x[i - k]``. The action permutes coordinates, so it is unitary
-    and the dot products with all shifts of a template are one circular
-    cross-correlation, which the FFT fast path uses.
+    ``(g_k x)[i] = x[i - k]`` (2-D: element ``(k1, k2)`` rolls the rows viewed as
+    ``(h, w)`` arrays by ``k1`` and ``k2``). Elements are whole numbers (others raise
+    ``ValueError``); :meth:`elements` lists them in ``[0, n)``. The action permutes
+    coordinates, so it is exact and unitary, and the dot products with all shifts of
+    a template are one circular cross-correlation, which the FFT fast path uses.
 
     Parameters
     ----------
     shape : int or tuple of one or two ints
-    weights : array of ``shape``, optional
-        A non-uniform q over the shifts (normalised to sum 1); uniform (Haar) by default.
+        Length ``n`` of the rows, or the ``(h, w)`` array each row is (rows of ``h * w`` values).
+    weights : array of ``shape``, default=None
+        A non-uniform q over the shifts: finite, non-negative, not all zero, normalised to
+        sum 1; weight ``[k]`` is that of element ``k``. None: uniform (Haar).
     """
 
     is_finite = True

@@ -46,21 +46,43 @@ def _check_kind(kind):
 
 
 class Distribution:
-    """Base class: a distribution over a real group parameter."""
+    """Base class: a distribution over a real group parameter.
+
+    Two laws are equal (``==``, and hash alike) when they are of the same class with the same parameters.
+    """
 
     def sample(self, size, random_state=None) -> np.ndarray:
+        """Draw parameter values i.i.d. from the law.
+
+        Parameters
+        ----------
+        size : int or tuple of ints
+            Shape of the output (counts >= 0).
+        random_state : int, RandomState, Generator or None, default=None
+            Source of the draws; the same seed gives the same values.
+
+        Returns
+        -------
+        values : ndarray of shape ``size``, float64
+        """
         raise NotImplementedError
 
     def ppf(self, u) -> np.ndarray:
-        """Inverse CDF: the parameter value of quantile ``u`` (array in [0, 1))."""
+        """Inverse CDF: the parameter value of quantile ``u`` (array in [0, 1)), of the shape of ``u``."""
         raise NotImplementedError
 
     def is_symmetric(self, kind: str) -> bool:
-        """Whether the law of ``g`` equals the law of ``g^{-1}`` for a parameter of ``kind``."""
+        """Whether the law of ``g`` equals the law of ``g^{-1}`` for a parameter of ``kind``.
+
+        ``kind`` is "additive", "multiplicative" or "circular" (see the module docstring);
+        ``ValueError`` for another kind or, for most laws, a kind the law cannot parameterise
+        (:meth:`check_kind`). False may also mean "not known to be symmetric" (e.g. a
+        ``Normal`` centred on π for a circular parameter).
+        """
         raise NotImplementedError
 
     def check_kind(self, kind: str) -> None:
-        """Raise if the distribution cannot parameterise a group of this kind."""
+        """Raise ``ValueError`` if the distribution cannot parameterise a group of this kind."""
         _check_kind(kind)
 
     def __repr__(self):
@@ -78,6 +100,11 @@ class Uniform(Distribution):
     """Uniform on ``[low, high]``: Mroueh's local subset G0 (e.g. rotations in [-20°, 20°]).
 
     ``Uniform(-np.pi, np.pi)`` on rotations is the normalised Haar measure of SO(2).
+
+    Parameters
+    ----------
+    low, high : float
+        The ends, finite, ``low < high`` (and ``low > 0`` for a multiplicative parameter).
     """
 
     def __init__(self, low, high):
@@ -129,7 +156,15 @@ class Uniform(Distribution):
 
 
 class LogUniform(Distribution):
-    """``exp(Uniform(log low, log high))``: the inversion-symmetric choice for scalings when low·high = 1."""
+    """``exp(Uniform(log low, log high))``: the inversion-symmetric choice for scalings when low·high = 1.
+
+    For multiplicative parameters only (scalings, time-warp rates).
+
+    Parameters
+    ----------
+    low, high : float
+        The ends, ``0 < low < high``.
+    """
 
     def __init__(self, low, high):
         self.low = check_real(low, "low", low=0, low_open=True)
@@ -162,7 +197,15 @@ class VonMises(Distribution):
     We use the standard convention: ``kappa >= 0`` concentrates the law around
     ``loc`` (``kappa = 0`` is the uniform Haar measure). Raj et al. 2017 (§4.2)
     write p(θ) = exp(−κ cos θ), whose mode is at π; their κ = 0.2 is
-    ``VonMises(kappa=0.2, loc=np.pi)`` here.
+    ``VonMises(kappa=0.2, loc=np.pi)`` here. For circular parameters only; draws
+    lie in [-π, π].
+
+    Parameters
+    ----------
+    kappa : float
+        Concentration, ``kappa >= 0``.
+    loc : float, default=0.0
+        Mode of the law, in radians.
     """
 
     def __init__(self, kappa, loc=0.0):
@@ -228,7 +271,16 @@ def _von_mises_ppf(u, kappa, n_grid=4097, n_newton=6):
 
 
 class Normal(Distribution):
-    """Gaussian ``N(mean, sigma^2)``: Raj §4.3's law on translations."""
+    """Gaussian ``N(mean, sigma^2)``: Raj §4.3's law on translations.
+
+    For additive (or circular, then wrapped by the action) parameters, not multiplicative ones.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation, ``sigma > 0``.
+    mean : float, default=0.0
+    """
 
     def __init__(self, sigma, mean=0.0):
         self.sigma = check_real(sigma, "sigma", low=0.0, low_open=True)
@@ -252,7 +304,17 @@ class Normal(Distribution):
 
 
 class LogNormal(Distribution):
-    """``exp(N(mu, sigma^2))``: Raj §4.3's law on scalings (mu = 0, sigma = 0.3)."""
+    """``exp(N(mu, sigma^2))``: Raj §4.3's law on scalings (mu = 0, sigma = 0.3).
+
+    For multiplicative parameters only.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the logarithm, ``sigma > 0``.
+    mu : float, default=0.0
+        Mean of the logarithm (``mu = 0``: the law of ``1/a`` is that of ``a``).
+    """
 
     def __init__(self, sigma, mu=0.0):
         self.sigma = check_real(sigma, "sigma", low=0.0, low_open=True)
@@ -300,7 +362,8 @@ class Discrete(Distribution):
     Parameters
     ----------
     values : 1-D sequence of finite numbers
-    weights : 1-D sequence of non-negative numbers, one per value, optional
+        The support (at least one value; booleans and strings are refused).
+    weights : 1-D sequence of non-negative numbers, one per value, default=None
         Relative weights: they are divided by their sum (the attribute ``weights`` holds the probabilities), so
         ``[1, 3]`` means ``[0.25, 0.75]``. None: uniform.
     """

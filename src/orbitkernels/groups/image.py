@@ -81,8 +81,33 @@ def _source_coords(A, b, hw):
 def warp_images(X, image_shape, A, b, *, normalize=True):
     """Apply the affine maps ``u -> A[k](u - c) + c + b[k]`` to every image row of X.
 
-    Returns (len(A), n_samples, n_features). With ``normalize`` the intensities
-    are multiplied by ``|det A|^{-1/2}`` (Lemma 2.1) so the action is unitary.
+    The warped image is ``I(g^{-1} u)``, sampled bilinearly with zeros outside the frame;
+    ``u = (row, col)`` and ``c = ((H - 1) / 2, (W - 1) / 2)`` is the image centre. With
+    ``normalize`` the intensities are multiplied by ``|det A|^{-1/2}`` (Lemma 2.1) so the
+    action is unitary.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, H * W * C)
+        Images as rows (channels last); float32 stays float32, everything else becomes float64.
+    image_shape : (H, W) or (H, W, C)
+    A : array-like of shape (2, 2) or (n_maps, 2, 2)
+        Invertible linear parts, on (row, col) coordinates.
+    b : array-like of shape (2,) or (n_maps, 2)
+        Shifts in pixels, one per matrix.
+    normalize : bool, default=True
+
+    Returns
+    -------
+    Y : ndarray of shape (n_maps, n_samples, H * W * C)
+
+    Raises
+    ------
+    ValueError
+        X not of ``H * W * C`` columns, A and b of different counts or shapes, NaN or inf, a
+        singular A.
+    TypeError
+        Complex or non-numeric A or b.
     """
     shape = _check_image_shape(image_shape)
     X = check_data(X, "X", n_features=int(np.prod(shape)))
@@ -142,7 +167,17 @@ def _warp_each(X, shape, A, b, normalize):
 
 
 class AffineImageGroup(Group):
-    """Base class of image groups acting through affine maps of the pixel grid."""
+    """Base class of image groups acting through affine maps of the pixel grid.
+
+    Element g with map ``g(u) = A (u - c) + c + b`` (:meth:`affine`) acts on an image row as
+    :func:`warp_images` with ``normalize=True``. Products of these groups on the same images
+    act through one warp.
+
+    Parameters
+    ----------
+    image_shape : (H, W) or (H, W, C)
+        Shape of the images; rows of X hold ``H * W * C`` values, channels last.
+    """
 
     kind = "additive"
 
@@ -157,7 +192,7 @@ class AffineImageGroup(Group):
         return f"images of shape {self.image_shape}"
 
     def affine(self, E):
-        """``(A, b)`` of each element: ``g(u) = A (u - c) + c + b``."""
+        """``(A, b)`` of each element: ``g(u) = A (u - c) + c + b``, shapes (len(E), 2, 2) and (len(E), 2)."""
         raise NotImplementedError
 
     def _act(self, X, E):
@@ -217,16 +252,23 @@ class _FusedAffine(AffineImageGroup):
 class ImageRotation(AffineImageGroup):
     """Rotations of images about their centre, SO(2) (angles in radians).
 
+    An element is the angle θ, counterclockwise as the array is displayed
+    (θ = π/2 is ``np.rot90`` of the image); turns by multiples of 90° of a square image move
+    whole pixels (exact), every other angle interpolates bilinearly (unitary up to
+    interpolation and what leaves the frame).
+
     Parameters
     ----------
     image_shape : (H, W) or (H, W, C)
-    angle : Distribution, optional
-        Law of the angle. Default: ``Uniform(-pi, pi)``, the Haar measure of the
-        full circle. Mroueh's local invariance uses ``Uniform(-20°, 20°)``; Raj
-        uses ``VonMises``.
-    n_angles : int, optional
+        Shape of the images; channels are rotated alike.
+    angle : Distribution, default=None
+        Law of the angle (a circular parameter). None: ``Uniform(-pi, pi)``, the Haar
+        measure of the full circle. Mroueh's local invariance uses
+        ``Uniform(-np.radians(20), np.radians(20))``; Raj uses ``VonMises``.
+    n_angles : int, default=None
         Use the finite subgroup of the ``n_angles`` rotations by ``2πk/n_angles``
         with uniform q (``n_angles=4``: the exact 90° turns of a square grid).
+        Not together with ``angle`` (``ValueError``).
     """
 
     kind = "circular"
@@ -314,10 +356,17 @@ class ImageRotation(AffineImageGroup):
 class ImageTranslation(AffineImageGroup):
     """Translations of images by ``(d_row, d_col)`` pixels, zeros shifted in.
 
+    An element ``(d_row, d_col)`` moves the content ``d_row`` pixels down and ``d_col``
+    pixels right; integer shifts of content that stays inside the frame are exact,
+    fractional ones interpolate bilinearly.
+
     Parameters
     ----------
+    image_shape : (H, W) or (H, W, C)
+        Shape of the images.
     shift : Distribution or pair of Distributions
-        Law of the shift in pixels, the same on both axes or one per axis
+        Law of the shift in pixels (additive): one law for both axes, drawn
+        independently on each, or one law per axis ``(rows, cols)``
         (Mroueh: ``Uniform(-3, 3)``; Raj §4.3: ``Normal(sigma)``).
     """
 
@@ -367,10 +416,15 @@ class ImageTranslation(AffineImageGroup):
 class ImageScaling(AffineImageGroup):
     """Isotropic scalings about the image centre, intensities times ``1/scale`` (Lemma 2.1).
 
+    An element is the factor ``s > 0``; ``s > 1`` enlarges the content about the centre.
+
     Parameters
     ----------
+    image_shape : (H, W) or (H, W, C)
+        Shape of the images.
     scale : Distribution
-        Law of the factor (> 0), e.g. ``LogNormal(0.3)`` (Raj §4.3) or ``Discrete([0.85, 1.15])``.
+        Law of the factor (> 0, a multiplicative parameter), e.g. ``LogNormal(0.3)``
+        (Raj §4.3) or ``Discrete([0.85, 1.15])``.
     """
 
     kind = "multiplicative"

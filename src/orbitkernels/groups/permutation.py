@@ -49,8 +49,15 @@ class BlockPermutation(Group):
     Mroueh et al. 2015, §6 (Xperm): sequences of length 5 over an 8-letter alphabet,
     one-hot encoded as 5 blocks of 8; ``BlockPermutation(5, 8)`` has 120 elements.
     Element ``p`` (a permutation array) sends block ``p[i]`` of the input to block ``i``
-    of the output. The action permutes coordinates, so it is unitary; q is uniform
+    of the output. The action permutes coordinates, so it is exact and unitary; q is uniform
     (the normalised Haar measure of S_n), hence symmetric.
+
+    Parameters
+    ----------
+    n_blocks : int
+        n, the number of blocks permuted (>= 1).
+    block_size : int, default=1
+        Features per block (>= 1); rows have ``n_blocks * block_size`` features.
     """
 
     is_finite = True
@@ -79,7 +86,10 @@ class BlockPermutation(Group):
         return math.factorial(self.n_blocks)
 
     def sample(self, n, random_state=None, *, sampling="iid"):
-        """``n`` uniform permutations, i.i.d. for both samplings (see the module docstring)."""
+        """``n`` uniform permutations, i.i.d. for both samplings (see the module docstring).
+
+        Parameters and the returned array (n, n_blocks) as for :meth:`Group.sample`.
+        """
         n = check_int(n, "n", min_value=1, max_value=MAX_COUNT)
         _check_sampling(sampling)
         rng = check_random_state(random_state)
@@ -116,20 +126,28 @@ class CoulombPermutation(Group):
 
     Rows of X are flattened Coulomb matrices (Rupp et al. 2012). The energy of a
     molecule does not depend on how its atoms are numbered, so it is invariant
-    under ``C -> P C P^T``.
+    under ``C -> P C P^T``. A permutation element ``p`` maps ``C`` to ``C[p][:, p]``.
 
-    sampling="uniform"
-        q is uniform on S_{n_atoms}: a unitary action with a symmetric q.
-    sampling="montavon"
-        Montavon et al. 2012's random Coulomb matrices, the scheme of Raj et al.
+    Parameters
+    ----------
+    n_atoms : int
+        Atoms per molecule (>= 1); rows have ``n_atoms ** 2`` features.
+    sampling : {"uniform", "montavon"}, default="uniform"
+        "uniform": q is uniform on S_{n_atoms}, a finite group (elements are permutation
+        arrays) with a unitary action and a symmetric q.
+
+        "montavon": Montavon et al. 2012's random Coulomb matrices, the scheme of Raj et al.
         2017, §4.1: the rows are first put in the canonical order of decreasing
         row norm, Gaussian noise of scale ``noise`` is added to the sorted norms,
         and the matrix is re-sorted by the noisy norms. An *element* is then the
         noise vector (indexed by canonical rank), and its permutation depends on
         the input, so the action is applied on the data side
-        (``is_data_dependent``). Because the noise is attached to canonical ranks,
-        the result is exactly invariant to a relabelling of the atoms (up to ties
-        in the row norms).
+        (``is_data_dependent``; no identity, inverse or :meth:`act_inverse`). Because
+        the noise is attached to canonical ranks, the result is exactly invariant to a
+        relabelling of the atoms (up to ties in the row norms).
+    noise : float, default=1.0
+        Standard deviation of Montavon's noise (>= 0; 0 is the plain sort). Unused by
+        "uniform".
     """
 
     def __init__(self, n_atoms, sampling="uniform", noise=1.0):
@@ -163,12 +181,17 @@ class CoulombPermutation(Group):
         return f"flattened {self.n_atoms}x{self.n_atoms} matrices"
 
     def sample(self, n, random_state=None, *, sampling="iid"):
-        """``n`` elements (permutations, or Montavon noise vectors), i.i.d. for both samplings."""
+        """``n`` elements (permutations, or Montavon noise vectors), i.i.d. for both samplings.
+
+        Parameters and the returned array (n, n_atoms) as for :meth:`Group.sample`.
+        """
         n = check_int(n, "n", min_value=1, max_value=MAX_COUNT)
         _check_sampling(sampling)
         rng = check_random_state(random_state)
         if self.sampling == "montavon":
-            return rng.normal(0.0, self.noise, size=(n, self.n_atoms)) if self.noise > 0 else np.zeros((n, self.n_atoms))
+            if self.noise == 0:
+                return np.zeros((n, self.n_atoms))
+            return rng.normal(0.0, self.noise, size=(n, self.n_atoms))
         return np.argsort(rng.random((n, self.n_atoms)), axis=1).astype(float)
 
     def identity(self):
@@ -186,8 +209,25 @@ class CoulombPermutation(Group):
         """Per-sample permutations (len(E), n_samples, n_atoms) of Montavon's scheme.
 
         With ``E=None`` (or zero noise) this is the deterministic sort by row norm
-        ("Sort-Coulomb" of Montavon et al. 2012).
+        ("Sort-Coulomb" of Montavon et al. 2012), of shape (1, n_samples, n_atoms).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_atoms ** 2)
+            Flattened Coulomb matrices.
+        E : array-like of shape (n_elements, n_atoms), default=None
+            Noise vectors, indexed by canonical rank (as :meth:`sample` draws them for
+            ``sampling="montavon"``).
+
+        Returns
+        -------
+        P : ndarray of int64
+            ``P[k, i, j]``: the atom placed at position j of molecule i by noise vector k.
         """
+        X = self._check_X(X)
+        return self._sorted_permutations(X, None if E is None else self._check_elements(E, "E"))
+
+    def _sorted_permutations(self, X, E=None):
         C = X.reshape(len(X), self.n_atoms, self.n_atoms)
         norms = np.linalg.norm(C, axis=2)  # (n, a)
         canon = np.argsort(-norms, axis=1, kind="stable")  # canonical rank -> atom
@@ -201,7 +241,7 @@ class CoulombPermutation(Group):
     def sort(self, X):
         """Sort-Coulomb: every matrix with its rows and columns in decreasing row-norm order."""
         X = self._check_X(X)
-        return self._permute(X[None], self.sorted_permutations(X))[0]
+        return self._permute(X[None], self._sorted_permutations(X))[0]
 
     def _permute(self, Xr, P):
         # Xr (r, n, a*a) or broadcastable; P (r, n, a): output[i, j] = C[P_i, P_j]
@@ -214,14 +254,14 @@ class CoulombPermutation(Group):
 
     def _act(self, X, E):
         if self.sampling == "montavon":
-            return self._permute(X[None], self.sorted_permutations(X, E))
+            return self._permute(X[None], self._sorted_permutations(X, E))
         P = _check_perms(E, self.n_atoms)
         Pn = np.broadcast_to(P[:, None, :], (len(P), len(X), self.n_atoms))
         return self._permute(X[None], Pn)
 
     def _act_each(self, X, E):
         if self.sampling == "montavon":
-            P = np.stack([self.sorted_permutations(X[i : i + 1], E[i : i + 1])[0, 0] for i in range(len(X))])
+            P = np.stack([self._sorted_permutations(X[i : i + 1], E[i : i + 1])[0, 0] for i in range(len(X))])
         else:
             P = _check_perms(E, self.n_atoms)
         return self._permute(X[None], P[None])[0]

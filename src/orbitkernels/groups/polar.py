@@ -26,18 +26,26 @@ __all__ = ["PolarRotation"]
 class PolarRotation(ImageRotation):
     """The A rotations by ``2πk/A`` of images, with q from a law on the angle.
 
+    Elements are the angles ``2πk/A`` in [0, 2π), as for
+    ``ImageRotation(image_shape, n_angles=A)``, whose bilinear warps give the action on the
+    pixel grid.
+
     Parameters
     ----------
     image_shape : (H, W)
-    n_angles : int, A (angles of the polar grid = elements of the group)
-    n_radii : int, optional, R (default ``ceil(min(H, W) / 2)``, one ring per pixel)
-    angle : Uniform or VonMises, optional
-        q on the A grid angles, ``q_k ∝ density(2πk/A)``. Default: uniform
+        Single-channel images only.
+    n_angles : int, default=64
+        A, the angles of the polar grid (= the elements of the group).
+    n_radii : int, default=None
+        R, the rings of the polar grid. None: ``ceil(min(H, W) / 2)``, one ring per pixel.
+    angle : Uniform or VonMises, default=None
+        q on the A grid angles, ``q_k ∝ density(2πk/A)``. None: uniform
         (the Haar measure of C_A, which approximates that of SO(2)).
-        ``VonMises(kappa, loc)`` gives Raj et al.'s (§4.2) non-uniform q.
-    max_radius : float, optional
-        Outer radius of the grid in pixels (default ``min(H, W) / 2``, the
-        inscribed disc: the corners are not seen by the polar path).
+        ``VonMises(kappa, loc)`` gives Raj et al.'s (§4.2) non-uniform q. Other laws
+        raise ``TypeError``.
+    max_radius : float, default=None
+        Outer radius of the grid in pixels, > 0. None: ``min(H, W) / 2``, the
+        inscribed disc: the corners are not seen by the polar path.
     """
 
     def __init__(self, image_shape, n_angles=64, n_radii=None, angle=None, max_radius=None):
@@ -78,6 +86,7 @@ class PolarRotation(ImageRotation):
         return w / w.sum()
 
     def weights(self):
+        """q over the A angles (a copy), or None for the uniform law."""
         return None if self._w is None else self._w.copy()
 
     @property

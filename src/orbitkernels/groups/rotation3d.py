@@ -30,7 +30,19 @@ def encode_molecules(Z, R):
     """Rows ``[Z_1, x_1, y_1, z_1, ..., Z_A, x_A, y_A, z_A]`` from charges Z (n, A) and positions R (n, A, 3).
 
     Padding atoms (Z = 0) get zero coordinates, so a molecule's row does not depend on what
-    the padding held. Returns a float64 array (n, 4 A).
+    the padding held. Raises ``ValueError`` for shapes that do not match, negative or
+    fractional charges, and NaN or inf.
+
+    Parameters
+    ----------
+    Z : array-like of shape (n, A)
+        Non-negative whole charges (or species labels), 0 for a padding atom.
+    R : array-like of shape (n, A, 3)
+        Positions.
+
+    Returns
+    -------
+    X : ndarray of shape (n, 4 A), float64
     """
     Z = np.asarray(Z)
     R = np.asarray(R, dtype=np.float64)
@@ -47,7 +59,20 @@ def encode_molecules(Z, R):
 
 
 def decode_molecules(X):
-    """``(Z, R)``: charges (n, A) float and positions (n, A, 3) of rows made by :func:`encode_molecules`."""
+    """``(Z, R)``: charges (n, A) float and positions (n, A, 3) of rows made by :func:`encode_molecules`.
+
+    Their dtype is X's (float32 kept, everything else float64). Raises ``ValueError`` when the
+    rows do not hold 4 numbers per atom or the Z columns are not non-negative whole numbers.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, 4 A)
+
+    Returns
+    -------
+    Z : ndarray of shape (n, A)
+    R : ndarray of shape (n, A, 3)
+    """
     X = check_data(X, "X")
     if X.shape[1] % 4:
         raise ValueError(f"a molecule row holds 4 numbers per atom [Z, x, y, z]; X has {X.shape[1]} columns, "
@@ -75,17 +100,18 @@ def haar_quaternions(U):
 class Rotation3D(Group):
     """SO(3) (or O(3) with ``reflections=True``) with its Haar measure, acting on molecule rows.
 
+    Elements are unit quaternions ``(x, y, z, w)`` (scalar last), plus a fifth column ±1 with
+    ``reflections=True``. ``sample(n, sampling="qmc")`` pushes a randomised rank-1 lattice of
+    [0, 1)^3 through Shoemake's map (``haar_quaternions``): every element is Haar distributed
+    (unbiased orbit averages) and the set covers SO(3) more evenly than i.i.d. draws
+    (``tests/test_molecules3d.py`` measures the variance of an orbit kernel estimate).
+
     Parameters
     ----------
-    n_atoms : int, optional
+    n_atoms : int, default=None
         Atoms per row (rows then have ``4 * n_atoms`` features); None accepts any multiple of 4.
-    reflections : bool
+    reflections : bool, default=False
         O(3): each element is a rotation, followed by the inversion x -> -x with probability 1/2.
-
-    ``sample(n, sampling="qmc")`` pushes a randomised rank-1 lattice of [0, 1)^3 through
-    Shoemake's map (:func:`haar_quaternions`): every element is Haar distributed (unbiased
-    orbit averages) and the set covers SO(3) more evenly than i.i.d. draws
-    (``tests/test_molecules3d.py`` measures the variance of an orbit kernel estimate).
     """
 
     is_finite = False
@@ -195,12 +221,15 @@ class FiniteRotation3D(Rotation3D):
     """A finite rotation group of 3-D space acting on molecule rows: features pooled over all its
     elements are *exactly* invariant to it.
 
+    q is uniform on the elements (the Haar measure of the finite group).
+
     Parameters
     ----------
-    kind : {"T", "O", "I"}
+    kind : {"T", "O", "I"}, default="I"
         The rotation groups of the tetrahedron (12 elements), octahedron / cube (24) and
         icosahedron (60), from :meth:`scipy.spatial.transform.Rotation.create_group`.
-    n_atoms : int, optional
+    n_atoms : int, default=None
+        As for :class:`Rotation3D`.
     """
 
     is_finite = True
