@@ -15,5 +15,5 @@ from .molecular import MolecularOrbitFeatures
 from .gicdf import GroupCDFFeatures, sample_cdf_templates
 from .nystroem import OrbitNystroem
 
-__all__ = ["GroupCDFFeatures", "OrbitFourierFeatures", "OrbitNystroem", "MolecularOrbitFeatures", "ProjectionPlan", "TrivialGroup",
-           "sample_cdf_templates", "average_over_copies"]
+__all__ = ["GroupCDFFeatures", "OrbitFourierFeatures", "OrbitNystroem", "MolecularOrbitFeatures", "ProjectionPlan",
+           "TrivialGroup", "sample_cdf_templates", "average_over_copies"]

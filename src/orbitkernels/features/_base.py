@@ -30,7 +30,8 @@ from ._engine import (
     ProjectionPlan,
 )
 
-__all__ = ["OrbitFeaturesBase", "IncompatibleVersionError", "SAMPLING_OPTIONS", "as_native_float", "average_over_copies"]
+__all__ = ["OrbitFeaturesBase", "IncompatibleVersionError", "SAMPLING_OPTIONS", "as_native_float",
+           "average_over_copies"]
 
 
 #: sklearn pairwise kernels with k(gx, gz) = k(x, z) for every unitary g
@@ -69,8 +70,9 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
     Parameters are declared once in ``_parameter_constraints`` (scikit-learn's
     vocabulary) and checked when ``fit`` starts. Everything ``transform`` and the
     output size depend on is fitted state (``*_`` attributes), so ``set_params``
-    after ``fit`` changes nothing until the next ``fit``; the one live parameter is
-    ``max_memory_mb``, which changes how the work is chunked, never the result.
+    after ``fit`` changes nothing until the next ``fit``; the live parameters are
+    ``max_memory_mb``, which changes how the work is chunked, never the result, and
+    ``verbose``.
     """
 
     _define_on_templates = False
@@ -112,7 +114,22 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the templates and the group elements (all randomness is here)."""
+        """Draw the templates and the group elements (all randomness is here).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (float32 stays float32, other numbers become float64; text is
+            refused). A Dask array is fitted on a sample of its rows
+            (``orbitkernels.dask.fit_sample``, which sets ``fit_sample_indices_``).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted feature map.
+        """
         if is_dask_array(X):  # scale-out: the Dask adapter, imported by name on first use (utils.dispatch)
             X, y = dask_call("fit_sample", self, X, y)  # the sampled rows; the fit goes on in memory
         X = self._validate_X(X, reset=True)
@@ -164,6 +181,21 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         return self.plan_.mode
 
     def transform(self, X):
+        """The orbit features of each row, computed in blocks of rows within ``max_memory_mb``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows of as many features as at ``fit``. A Dask array gives a lazy Dask
+            array, each block transformed as here (:func:`orbitkernels.dask.transform_dask`).
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_out)
+            In X's precision (float32 in, float32 out; float64 otherwise, whatever ``dtype``
+            computes in); n_features_out is ``len(get_feature_names_out())``, whose names
+            are the lower-cased class name followed by 0, 1, ...
+        """
         if is_dask_array(X):
             return dask_call("transform", self, X)
         check_is_fitted(self, "plan_")
@@ -301,8 +333,26 @@ def average_over_copies(transformer, group, elements, X, *, chunk_rows=64):
     §2) is linear in the indicators, so with ``transformer`` a trivial-group
     :class:`~orbitkernels.features.GroupCDFFeatures` this is the pooled feature
     Σ_k (1/r) 1{<g_k x, t> <= τ}; the same holds for the linear poolings of LGIKA.
-    ``chunk_rows`` rows (r copies each) are transformed at a time. Returns
-    (n_samples, n_features_out) in the transformer's output precision.
+    ``chunk_rows`` rows (r copies each) are transformed at a time.
+
+    Parameters
+    ----------
+    transformer : fitted feature map
+        Any object whose ``transform`` maps rows of ``X``'s width to features.
+    group : Group or None
+        The group whose elements move the rows (None: the trivial group).
+    elements : array-like of shape (r, p)
+        The r elements g_k (at least one).
+    X : array-like of shape (n_samples, n_features)
+        The rows (float32 stays float32, other numbers become float64).
+    chunk_rows : int >= 1, default=64
+        Rows transformed at a time (with their r copies).
+
+    Returns
+    -------
+    features : ndarray of shape (n_samples, n_features_out)
+        The mean of the r copies' features, in the transformer's output precision
+        (float32 rows give float32 features with the library's maps).
     """
     # X is checked as the estimators check it (a list was an AttributeError, 0 rows, a chunk_rows of 0 or no
     # elements a bare numpy error from the reshape or the concatenation)

@@ -53,10 +53,11 @@ import contextlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from sklearn.metrics.pairwise import KERNEL_PARAMS
 
 from ..backends import get_backend
 from ..backends._common import wsum
-from ..groups.base import can_move_to_templates
+from ..groups.base import Group, can_move_to_templates
 from ..utils.kernels import PairwiseKernel, rbf_from_dots
 from ..utils.validation import check_real
 from ._fft import CyclicCorrelator
@@ -73,8 +74,9 @@ DTYPES = ("auto", "float32", "float64")
 #: the unit of the inverse FFTs, which want it larger)
 POOL_BLOCK_BYTES = 2 * 2**20
 #: the same for the direct (GEMM / data) paths: the pooling's temporaries (the CDF's int64 bin
-#: counts are (2n+2)·8 / (r·itemsize) times the block, 3x at 50 bins and r = 64 in float32) then stay in L2 (measured, GICDF 500 templates x 64 elements, 1 thread:
-#: 1050 images/s at 128 KiB against 737 at 2 MiB; LGIKA-RF 1035 against 968)
+#: counts are (2n+2)·8 / (r·itemsize) times the block, 3x at 50 bins and r = 64 in float32) then stay in L2
+#: (measured, GICDF 500 templates x 64 elements, 1 thread: 1050 images/s at 128 KiB against 737 at 2 MiB;
+#: LGIKA-RF 1035 against 968)
 POOL_BLOCK_BYTES_DIRECT = 128 * 2**10
 
 
@@ -327,41 +329,131 @@ def polar_whiten(P, T, n_radii, n_angles, rel_floor=1e-6):
     return np.fft.irfft(Th, n=A, axis=2).reshape(s, R * A).T
 
 
+def _check_plan_inputs(group, elements, weights, templates):
+    """``(group, elements, weights, templates)`` of a :class:`ProjectionPlan`, checked: the group's own rules for its
+    elements (shape, values) and for the rows it acts on (the templates), one finite weight per element."""
+    if not isinstance(group, Group):
+        raise TypeError(f"group must be an orbitkernels.groups.Group; got {type(group).__name__} (the feature maps "
+                        "take None for the trivial group: pass orbitkernels.groups.TrivialGroup() here)")
+    templates = group._check_X(templates, "templates")
+    elements = group._check_some_elements(elements)
+    r = len(elements)
+    if weights is None:
+        raise TypeError(f"weights must be an array of one weight per group element ({r}; np.full({r}, 1 / {r}) for "
+                        "uniform draws); got None")
+    w = np.asarray(weights)
+    if np.iscomplexobj(w):
+        raise TypeError(f"weights is complex ({w.dtype}); the weights of q are real")
+    if not np.issubdtype(w.dtype, np.number):
+        raise TypeError(f"weights has non-numeric dtype {w.dtype}; pass one real weight per group element")
+    w = w.astype(float, copy=False)
+    if w.shape != (r,):
+        raise ValueError(f"weights must have shape ({r},), one weight per group element; got {w.shape}")
+    if not np.isfinite(w).all():
+        raise ValueError("weights contains NaN or inf")
+    return group, elements, w, templates
+
+
+def _check_similarity(similarity, kernel_params):
+    if callable(similarity):
+        pass
+    elif not isinstance(similarity, str):
+        raise TypeError(f"similarity must be 'dot', the name of a scikit-learn pairwise kernel or a callable; got "
+                        f"{similarity!r} ({type(similarity).__name__})")
+    elif similarity != "dot" and similarity not in KERNEL_PARAMS:
+        raise ValueError(f"similarity must be 'dot', a scikit-learn pairwise kernel ({sorted(KERNEL_PARAMS)}) or a "
+                         f"callable; got {similarity!r}")
+    if kernel_params is not None and not isinstance(kernel_params, dict):
+        raise TypeError(f"kernel_params must be a dict or None; got {type(kernel_params).__name__}")
+
+
 class ProjectionPlan:
     """Computes ``S[i, j, k] = sim(g_k x_i, t_j)`` in bounded-memory chunks.
+
+    The engine of the orbit feature maps: each of them pools, over the elements, a
+    nonlinearity of these similarities (:meth:`map`). Every input is checked when
+    the plan is made; the templates side's moved templates are built at the first
+    :meth:`map` or :meth:`similarities`, in its precision.
 
     Parameters
     ----------
     group : Group
-    elements : (r, p) array, weights : (r,) array
-    templates : (s, d) array
-    action : {"auto", "templates", "data"}
-        "auto" moves the action to the templates when
-        :func:`orbitkernels.groups.can_move_to_templates` holds and the similarity
-        is invariant under the common action, else acts on the data.
+        The group acting on the rows (:class:`~orbitkernels.groups.TrivialGroup` for none;
+        None is refused here, unlike in the feature maps).
+    elements : array-like of shape (r, p)
+        The r group elements, ``p = group.n_params`` parameters each (a 1-D array when
+        p = 1), checked by the group's own rules (shape, finite, its values).
+    weights : array-like of shape (r,)
+        One finite real weight per element (q's weights; 1/r for Monte Carlo draws).
+    templates : array-like of shape (s, d)
+        The s templates t_j, rows the group acts on (``d = group.n_features`` where the
+        group fixes it); finite, real, at least one.
+    action : {"auto", "templates", "data"}, default="auto"
+        Which side the group acts on. With ``define_on_templates=False`` (LGIKA,
+        Raj et al. 2017, §2.2.1-2.2.2, S_k = sim(g_k x, t)): "auto" moves the action to
+        the templates when :func:`orbitkernels.groups.can_move_to_templates` holds and
+        the similarity is invariant under the common action, else acts on the data;
         "templates" forces it (g_k^{-1} t_j via ``act_inverse``: exact for every
-        unitary, data-independent action); for GICDF it is the *definition*
-        (Mroueh: ψ(x, t, τ) = P_g(<x, g t> <= τ)), the templates are then
-        transformed by the elements themselves and "data" applies their inverses
-        to the data.
-    similarity : "dot" or the name of a scikit-learn pairwise kernel
-    invariant_similarity : bool
+        unitary, data-independent action; a ValueError otherwise). With
+        ``define_on_templates=True`` the templates side is the *definition* (GICDF,
+        Mroueh: ψ(x, t, τ) = P_g(<x, g t> <= τ)): "auto" and "templates" transform the
+        templates by the elements themselves, and "data" applies their inverses to
+        the data (a unitary, data-independent action only; a ValueError otherwise).
+    similarity : "dot", str or callable, default="dot"
+        "dot" for <g x, t>, else a scikit-learn pairwise kernel k(g x, t), by name
+        (a key of ``sklearn.metrics.pairwise.KERNEL_PARAMS``) or as a callable.
+    kernel_params : dict or None, default=None
+        Keyword arguments of the pairwise kernel (``{"gamma": 0.1}``).
+    invariant_similarity : bool, default=True
         Whether ``sim(g x, g t) = sim(x, t)`` for this group's action.
-    max_memory_mb : float
-        Budget for the intermediate arrays of one chunk.
-    fast_path : {"auto", "gemm", "fft", "polar", "none"}
-        "auto": "fft" for a :class:`CyclicShift` when every shift is used,
-        "polar" for a :class:`PolarRotation`, else the GEMM (templates side)
+    max_memory_mb : float > 0, default=256.0
+        Budget for the intermediate arrays of one chunk (its similarities and
+        their pooling's temporaries); the rows of a chunk are sized to fit in it.
+    define_on_templates : bool, default=False
+        Whether the similarities are defined as ``sim(x, g_k t_j)`` (GICDF, Mroueh
+        et al. 2015, §2) rather than ``sim(g_k x_i, t_j)`` (LGIKA, Raj et al. 2017).
+    fast_path : {"auto", "gemm", "fft", "polar", "none"}, default="auto"
+        "auto": for a similarity of dot products ("dot", "linear" or "rbf"), "fft"
+        for a cyclic group (``group.cyclic_shape``, e.g. :class:`~orbitkernels.groups.CyclicShift`)
+        when every shift is used, "polar" for a polar group (``group.is_polar``,
+        :class:`~orbitkernels.groups.polar.PolarRotation`); else the GEMM (templates side)
         or data path that ``action`` selects. "fft"/"polar" force the
         correlation path (also with sampled elements, gathered from all shifts);
         "gemm"/"none" force the direct path of ``action``. The FFT paths need
-        ``similarity="dot"``.
-    dtype : {"auto", "float32", "float64"}
-        Precision of the heavy loops. "auto" follows the input (float32 data,
+        a similarity of dot products ("dot", "linear" or "rbf"; a ValueError otherwise).
+    dtype : {"auto", "float32", "float64"} or None, default="auto"
+        Precision of the heavy loops (None is "auto"). "auto" follows the input (float32 data,
         as every loader returns, run in float32: BLAS sgemm, complex64 FFTs);
         "float32" forces single precision for float64 input too (features stay
         float64, with about 1e-6 relative error in the similarities).
-    backend, device : where the heavy loops run (:func:`orbitkernels.backends.get_backend`).
+    backend : {"numpy", "torch"}, default="numpy"
+        Where the heavy loops run (:func:`orbitkernels.backends.get_backend`).
+    device : str, int, torch.device or None, default=None
+        The torch back-end's device ("cuda", "cuda:1", an index); the numpy back-end
+        takes None or "cpu" only.
+
+    Attributes
+    ----------
+    mode : {"templates", "data"}
+        The side the group acts on (the estimators' ``action_``).
+    path : {"gemm", "data", "fft", "polar"}
+        The strategy that computes the similarities.
+    n_templates : int
+        s, the number of templates.
+    n_elements : int
+        r, the number of group elements.
+    weights : ndarray of shape (r,)
+        The elements' weights, float64.
+
+    Raises
+    ------
+    TypeError
+        ``group`` is not a :class:`~orbitkernels.groups.Group`; complex or non-numeric
+        ``templates``, ``elements`` or ``weights``; ``weights`` None; a ``similarity``
+        neither a string nor a callable; ``kernel_params`` not a dict; a flag not a bool.
+    ValueError
+        Any other input out of its range or of the wrong shape (each error names its
+        argument), or an ``action`` / ``fast_path`` the group or the similarity does not allow.
     """
 
     def __init__(self, group, elements, weights, templates, *, action="auto", similarity="dot",
@@ -376,6 +468,15 @@ class ProjectionPlan:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}; got {dtype!r}")
         self.max_memory_mb = check_real(max_memory_mb, "max_memory_mb", low=0.0, low_open=True)
+        # a public class: its inputs are checked here, once, by name (they failed at the first transform as an
+        # AttributeError or a reshape error, or never: NaN weights gave NaN features); the estimators pass
+        # float64 arrays, kept as they are (no copy), so their plans are what they were
+        group, elements, weights, templates = _check_plan_inputs(group, elements, weights, templates)
+        _check_similarity(similarity, kernel_params)
+        for name, flag in (("invariant_similarity", invariant_similarity),
+                           ("define_on_templates", define_on_templates)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise TypeError(f"{name} must be a bool; got {flag!r} ({type(flag).__name__})")
         self.group = group
         self.elements = elements
         self.weights = np.asarray(weights, dtype=float)
@@ -521,9 +622,11 @@ class ProjectionPlan:
 
     # ------------------------------------------------------------------
     def compute_dtype(self, input_dtype):
+        """The precision the similarities of rows of ``input_dtype`` are computed in (``dtype``; "auto": theirs)."""
         return np.dtype(input_dtype if self.dtype == "auto" else self.dtype)
 
     def row_bytes(self, d, itemsize):
+        """Working bytes of one row of ``d`` features in the path's similarities, at ``itemsize`` bytes a value."""
         return self.strategy.row_bytes(self, d, itemsize)
 
     @property
@@ -554,6 +657,8 @@ class ProjectionPlan:
         return block, 0
 
     def chunk_rows(self, n, d, itemsize, extra_per_row=0, reserve=0):
+        """Rows of a chunk (1 to ``n``) whose :meth:`row_bytes` plus ``extra_per_row`` each fit in ``max_memory_mb``
+        less the fixed ``reserve`` (at most a quarter of it); a ValueError when not even one row fits."""
         budget = self.max_memory_mb * 2**20
         budget -= min(reserve, budget / 4)  # fixed working memory, at most a quarter of the budget
         sim = self.row_bytes(d, itemsize)
@@ -623,8 +728,9 @@ class ProjectionPlan:
         """Apply ``pool`` to ``S`` over X in chunks and stack the results (rows, n_out).
 
         ``pool`` is an engine pooling (:class:`EnginePool`: runs on the back-end)
-        or any callable ``pool(S_numpy) -> (rows, n_out)``. ``out``: a (rows, n_out) NumPy
-        array (the caller's output rows) to write the features into instead of a new one.
+        or any callable ``pool(S_numpy) -> (rows, n_out)``. ``out_dtype``: the output's dtype (X's by
+        default). ``out``: a (rows, n_out) NumPy array (the caller's output rows) to write the features
+        into instead of a new one (a ValueError for another shape); it is returned.
         ``workspace``: the :meth:`workspace` of a caller that maps X block by block (one per
         transform), so that its large arrays outlive a call; a new one otherwise.
         ``progress``: a callable ``progress(n_rows)``, called after each chunk with the number of
@@ -795,8 +901,8 @@ class GemmPath(_Path):
     rounds, 2.1-2.2x the naive path where it was 0.6-0.8x, with features within 1.1e-5 of it in float32
     (``results/bench/rotations_nystroem.json``); on Rotated MNIST's i.i.d. LGIKA (Nys) row (62k digits, 7000
     landmarks x 100 rotations) the features took 1582 s against 4496 s, with the same accuracy
-    (``results/raj2017/rotated_mnist.json``, ``lgika_nys_r100|7000``). Other pairwise kernels stay scikit-learn's, on float64
-    templates: |x - t| or x·z/(x + z) have no such GEMM form.
+    (``results/raj2017/rotated_mnist.json``, ``lgika_nys_r100|7000``). Other pairwise kernels stay scikit-learn's,
+    on float64 templates: |x - t| or x·z/(x + z) have no such GEMM form.
     """
 
     name = "gemm"

@@ -14,8 +14,8 @@ N s r d multiply-adds of r transformed copies (d = B r).
 Layout: the frequencies are the leading (batch) axis, so with B = 1 the
 frequency product is one broadcast multiply and with B > 1 it is one complex
 GEMM per frequency (cgemm measured 2x faster than the equivalent real GEMM
-with interleaved real/imaginary columns at these small inner sizes). The inverse FFTs run per cache-sized block of rows along the
-contiguous last axis (an inverse FFT along a strided leading axis measured 7x
+with interleaved real/imaginary columns at these small inner sizes). The inverse FFTs run per cache-sized
+block of rows along the contiguous last axis (an inverse FFT along a strided leading axis measured 7x
 slower in pocketfft).
 """
 from __future__ import annotations

@@ -21,7 +21,8 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
 
         ψ_RF(x)_j = (1 / sqrt(s)) Σ_k w_k exp(-i <ω_j, g_k x>),   w_k = 1/r
 
-    so that <ψ(x), ψ(x')> → k_{q,G}(x, x') = E_{g,g'~q} k(g x, g' x') (Eq. 3, 6).
+    (w_k = q's weights where all elements of a finite q are used), so that
+    <ψ(x), ψ(x')> → k_{q,G}(x, x') = E_{g,g'~q} k(g x, g' x') (Eq. 3, 6).
 
     ``kernel="laplacian"`` takes the Laplacian base kernel k(x, y) = exp(-gamma ||x - y||_1)
     (scikit-learn's ``laplacian_kernel``) instead: by Bochner's theorem its spectral
@@ -34,53 +35,109 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
 
     Parameters
     ----------
-    group : Group, optional
-    gamma : float > 0 or "scale"
-        "scale" is ``1 / (n_features · X.var())`` of the training data, as in
-        scikit-learn's ``SVC``; the value used is ``gamma_``.
-    kernel : {"rbf", "laplacian"}
+    group : Group or None, default=None
+        The group and its distribution q (None: the trivial group).
+    gamma : float > 0 or "scale", default=1.0
+        Width of the base kernel. "scale" is ``1 / (n_features · X.var())`` of the training
+        data, as in scikit-learn's ``SVC``; the value used is ``gamma_``.
+    kernel : {"rbf", "laplacian"}, default="rbf"
         Base kernel: Gaussian exp(-gamma ||x - y||^2) or Laplacian exp(-gamma ||x - y||_1).
-    n_components : int, s (number of frequencies)
-    frequencies : {"auto", "orthogonal", "iid"}
+    n_components : int >= 1, default=100
+        s, the number of frequencies.
+    frequencies : {"auto", "orthogonal", "iid"}, default="auto"
         How the s frequencies are drawn. "iid": independent ω_j ~ N(0, 2 gamma I)
         (Rahimi & Recht 2007; Raj Eq. 7 as written). "orthogonal": orthogonal random
         features (Yu et al. 2016): each ω_j still has the law N(0, 2 gamma I), so the
         estimate keeps its mean, while the frequencies of each block of d are exactly
         orthogonal (the Gaussian base kernel only: its spectral law is rotation
-        invariant). It roughly halves the error of the Gram matrix at s >= d, with or
+        invariant; a ValueError with ``kernel="laplacian"``). It roughly halves the error
+        of the Gram matrix at s >= d, with or
         without a group (digits, with 12 rotations: 0.024 against 0.049 at s = d;
         ``benchmarks/probes/raj2017/orthogonal_frequencies_kernel.py``); accuracy moves
         little (Original (RF) on Rotated MNIST, 7000 frequencies: 87.34 % against
         87.11-87.21 % for three i.i.d. draws, ``benchmarks/probes/raj2017/orig_rf_gamma.py``).
-        "auto" (default): "orthogonal" for the Gaussian kernel, "iid" for the Laplacian.
-    n_group_samples : int, optional, r (default: all elements of a finite group, 64 otherwise)
-    sampling : {"qmc", "iid"}
-        How the r elements are drawn from q: "qmc" (default) a low-variance design
-        (stratified grid / randomised lattice), "iid" independent draws g_k ~ q as
-        in Raj Eq. 6-7.
-    output : {"cos_sin", "cos"}
-        "cos_sin" returns [Re ψ, -Im ψ] (2s columns), whose inner product equals
-        the real part of the complex inner product of Eq. 6 (the kernel estimate).
+        "auto": "orthogonal" for the Gaussian kernel, "iid" for the Laplacian.
+    n_group_samples : int >= 1 or None, default=None
+        r, the group elements. None: every element of a finite group (or of a q with
+        finite support under ``sampling="qmc"``) with q's weights, 64 samples of an
+        infinite one.
+    sampling : {"qmc", "iid"}, default="qmc"
+        How the r elements are drawn from q: "qmc" a low-variance design
+        (stratified grid / randomised lattice; for the full circle of rotations its grid
+        subgroup), "iid" independent draws g_k ~ q as in Raj Eq. 6-7.
+    output : {"cos_sin", "cos"}, default="cos_sin"
+        "cos_sin" returns [Re ψ, -Im ψ] (2s columns: the s cosines, then the s sines),
+        whose inner product equals the real part of the complex inner product of Eq. 6
+        (the kernel estimate).
         "cos" returns sqrt(2/s) Σ_k w_k cos(<ω_j, g_k x> + b_j) with b_j ~ U[0, 2π)
         (s columns), as ``RBFSampler`` does.
-    action : {"auto", "templates", "data"}
+    action : {"auto", "templates", "data"}, default="auto"
         "auto" moves the action to the frequencies (<g^{-1} ω, x>) when the action
-        is unitary and q symmetric (Raj §2.2.1), which is exact for the sampled
+        is unitary, data-independent and q symmetric (Raj §2.2.1), which is exact for the sampled
         elements of an action that is unitary on the grid (permutations, cyclic shifts,
         quarter turns) and exact up to the interpolation of an image warp (a rotation
-        by any angle); otherwise the data are transformed.
-    random_state, max_memory_mb
-    fast_path, dtype, backend, device
-        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
-        (with ``backend="torch"``): a name ("cuda", "cuda:1", "mps"), an accelerator's index or a ``torch.device``.
-    verbose : int, default=0
+        by any angle); otherwise the data are transformed. "templates" forces the
+        frequencies' side (a unitary, data-independent action only; a ValueError
+        otherwise), "data" the data's.
+    random_state : int, RandomState instance, Generator or None, default=None
+        Seeds the frequencies, the offsets and the group elements (every draw is made at ``fit``).
+    max_memory_mb : float > 0, default=256.0
+        Working memory of :meth:`transform` (beyond the input and the output); a
+        ValueError when one row does not fit.
+    fast_path : {"auto", "gemm", "fft", "polar", "none"}, default="auto"
+        The engine's strategy (:class:`~orbitkernels.features.ProjectionPlan`,
+        ``docs/performance.md``): "auto" takes the FFT correlation when every cyclic shift is
+        used and the polar grid for a ``PolarRotation`` (what ``sampling="qmc"`` takes for
+        a full circle of image rotations), else the GEMM or data path.
+    dtype : {"auto", "float32", "float64"} or None, default=None
+        Precision of the heavy loops; None and "auto" follow the input's (the output
+        is in the input's precision either way).
+    backend : {"numpy", "torch"}, default="numpy"
+        Where the heavy loops run.
+    device : str, int >= 0, torch.device or None, default=None
+        With ``backend="torch"``: a name ("cuda", "cuda:1", "mps"), an accelerator's index
+        or a ``torch.device``; None the back-end's default.
+    verbose : int or bool, default=0
         Non-zero: a progress bar over the rows of each ``transform`` (stderr; silenced by
         ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
 
     Attributes
     ----------
-    templates_ (the frequencies ω_j), random_offset_, group_elements_, group_weights_, group_, plan_
-    gamma_, n_components_, output_, frequencies_ : the fitted values every transform uses.
+    templates_ : ndarray of shape (n_components, n_features)
+        The frequencies ω_j, float64.
+    random_offset_ : ndarray of shape (n_components,) or None
+        The offsets b_j of ``output="cos"``; None for "cos_sin".
+    group_ : Group
+        The group the elements belong to: ``group`` (the trivial group for None), or the
+        finite grid subgroup ``sampling="qmc"`` takes for a full circle of rotations.
+    group_elements_ : ndarray of shape (r, p)
+        The r elements g_k, p = ``group_.n_params`` parameters each.
+    group_weights_ : ndarray of shape (r,)
+        Their weights w_k (1/r for sampled elements, q's on a finite support).
+    plan_ : ProjectionPlan
+        The engine's plan of the projections.
+    action_ : {"templates", "data"}
+        The side the group acts on.
+    gamma_ : float
+        The kernel width used ("scale" resolved).
+    n_components_ : int
+        s, as fitted.
+    output_ : {"cos_sin", "cos"}
+        ``output``, as fitted.
+    frequencies_ : {"orthogonal", "iid"}
+        How the frequencies were drawn ("auto" resolved).
+    n_features_in_ : int
+        n_features, the number of features seen at ``fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of X at ``fit``, when it had string names (a DataFrame).
+    fit_sample_indices_ : ndarray of int
+        The rows a Dask X was fitted on (after a ``fit`` on a Dask array only).
+
+    Notes
+    -----
+    The output has ``2 * n_components`` columns for ``output="cos_sin"``,
+    ``n_components`` for "cos". The attributes ending in ``_`` are what every transform
+    reads: ``set_params`` after ``fit`` changes nothing until the next ``fit``.
     """
 
     _parameter_constraints: dict = {

@@ -30,8 +30,33 @@ def sample_cdf_templates(n_templates, n_features, rng, *, sampling="gaussian", e
     "gaussian": t ~ N(0, I/d), rejected unless ``||t||^2 < 1 + epsilon`` (so that
     ``|<x, g t>| < 1 + epsilon = s`` for unit x and a unitary action), epsilon in (0, 1).
     "sphere": t uniform on the unit sphere S^{d-1} (Remark 1).
-    ``rng``: None, an int, a ``RandomState`` or a ``Generator``. Returns (n_templates, n_features).
     (``GroupCDFFeatures(template_sampling="data")`` draws rows of its training data instead.)
+
+    Parameters
+    ----------
+    n_templates : int >= 0
+        m, the number of templates.
+    n_features : int >= 1
+        d, their dimension.
+    rng : int, RandomState instance, Generator or None
+        The random source.
+    sampling : {"gaussian", "sphere"}, default="gaussian"
+        The law of the templates.
+    epsilon : float in (0, 1), default=0.5
+        The rejection bound (``sampling="gaussian"`` only; "sphere" ignores it).
+
+    Returns
+    -------
+    templates : ndarray of shape (n_templates, n_features)
+        float64.
+
+    Raises
+    ------
+    ValueError
+        A count or ``epsilon`` out of range, another ``sampling``, or a rejection
+        that accepts too few templates (epsilon tiny in high dimension).
+    TypeError
+        A count that is not an integer, an ``epsilon`` that is not a real number.
     """
     # a public helper: its arguments are checked as the estimator's are, by name (a seed passed as rng, a
     # negative count or epsilon <= 0 were an AttributeError or a "rejection sampling accepted too few" error)
@@ -78,56 +103,106 @@ class GroupCDFFeatures(OrbitFeaturesBase):
     d_G(x, z) = (2πd)^{-1/2} ∫∫ ||g x - g' z|| dμ(g) dμ(g'), uniformly on N points
     for m, ``|G|`` and n large enough (Theorem 2).
 
+    Column ``j·(2n+1) + k + n`` (j = 0..m-1) holds Φ(x)_{j,k}: the 2n+1 features of
+    each template side by side.
+
     Parameters
     ----------
-    group : Group, optional
-        The group and its distribution (None: the trivial group).
-    n_templates : int, m
-    n_bins : int, n (2n+1 thresholds)
-    n_group_samples : int, optional, ``|G|``
-        Default: every element of a finite group, 64 samples of an infinite one.
-    sampling : {"qmc", "iid"}
+    group : Group or None, default=None
+        The group and its distribution q (None: the trivial group).
+    n_templates : int >= 1, default=10
+        m, the number of templates.
+    n_bins : int >= 1, default=25
+        n: 2n+1 thresholds s k / n, k = -n..n.
+    n_group_samples : int >= 1 or None, default=None
+        ``|G|``, the group elements. None: every element of a finite group (or of a q
+        with finite support under ``sampling="qmc"``) with q's weights, 64 samples
+        of an infinite one.
+    sampling : {"qmc", "iid"}, default="qmc"
         How the ``|G|`` elements are drawn from the group's law when they are sampled:
-        "qmc" (default) a low-variance design (stratified grid / randomised lattice),
-        "iid" independent draws, the paper's scheme (§2: g_i ~ μ i.i.d.).
-    template_sampling : {"gaussian", "sphere", "data"}
+        "qmc" a low-variance design (stratified grid / randomised lattice; for the
+        full circle of rotations its grid subgroup), "iid" independent draws, the
+        paper's scheme (§2: g_i ~ μ i.i.d.).
+    template_sampling : {"gaussian", "sphere", "data"}, default="gaussian"
         Gaussian with rejection (§2), uniform on the sphere (Remark 1), or
         random rows of the training data, unit-normed (i-theory's stored
-        templates; outside Theorem 1's assumptions).
-    epsilon : float in (0, 1)
-        Rejection bound; the thresholds cover [-s, s] with s = 1 + epsilon.
-    normalize : bool
+        templates; outside Theorem 1's assumptions; needs n_templates <= n_samples).
+    epsilon : float in (0, 1), default=0.5
+        Rejection bound of the Gaussian templates (``||t||^2 < 1 + epsilon``); the
+        thresholds cover [-s, s] with s = 1 + epsilon unless ``value_range`` is given.
+    normalize : bool, default=True
         Scale inputs to unit norm, as the paper assumes X ⊂ S^{d-1} (zero rows stay zero).
         Each row is divided by its largest ``|x_i|`` before its norm is taken, so the
         features are the same for X and c·X at any finite scale c > 0 (no
         under/overflow of the squared norm, float32 or float64).
-    value_range : None, float or "auto"
+    value_range : float > 0, "auto" or None, default=None
         Half-width s of the thresholds. None: the paper's s = 1 + epsilon.
         A float sets it; "auto" uses the largest ``|<x, g t>|`` seen at ``fit``, so
         the bins cover the projections actually met (with Gaussian templates in
         high dimension they concentrate in a band of width ~ 1/sqrt(d)).
-    action : {"templates", "data", "auto"}
-        GICDF is defined on transformed templates (<x, g t>); "data" uses
-        <g^{-1} x, t>, equal for a unitary, data-independent action (q need not be
-        symmetric: each sampled g is inverted); for an interpolating warp (an image
-        rotation by any angle, a scaling) the two differ by its interpolation error.
-    random_state, max_memory_mb : as usual.
-    fast_path, dtype, backend, device
-        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
-        (with ``backend="torch"``): a name ("cuda", "cuda:1", "mps"), an accelerator's index or a ``torch.device``.
-    verbose : int, default=0
+    action : {"templates", "data", "auto"}, default="templates"
+        GICDF is defined on transformed templates (<x, g t>; "auto" is "templates");
+        "data" uses <g^{-1} x, t>, equal for a unitary, data-independent action (q need not be
+        symmetric: each sampled g is inverted; a ValueError for another action); for an
+        interpolating warp (an image rotation by any angle, a scaling) the two differ by its
+        interpolation error.
+    random_state : int, RandomState instance, Generator or None, default=None
+        Seeds the templates and the group elements (every draw is made at ``fit``).
+    max_memory_mb : float > 0, default=256.0
+        Working memory of ``fit`` and :meth:`transform` (beyond the input and the output);
+        a ValueError when one row does not fit.
+    fast_path : {"auto", "gemm", "fft", "polar", "none"}, default="auto"
+        The engine's strategy (:class:`~orbitkernels.features.ProjectionPlan`,
+        ``docs/performance.md``): "auto" takes the FFT correlation when every cyclic shift is
+        used and the polar grid for a ``PolarRotation`` (what ``sampling="qmc"`` takes for
+        a full circle of image rotations), else the GEMM or data path.
+    dtype : {"auto", "float32", "float64"} or None, default=None
+        Precision of the heavy loops; None and "auto" follow the input's (the output
+        is in the input's precision either way).
+    backend : {"numpy", "torch"}, default="numpy"
+        Where the heavy loops run.
+    device : str, int >= 0, torch.device or None, default=None
+        With ``backend="torch"``: a name ("cuda", "cuda:1", "mps"), an accelerator's index
+        or a ``torch.device``; None the back-end's default.
+    verbose : int or bool, default=0
         Non-zero: a progress bar over the rows of each ``transform`` (stderr; silenced by
         ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
 
     Attributes
     ----------
-    templates_, group_elements_, group_weights_, group_, plan_
-    n_templates_, n_bins_, normalize_, range_ : the fitted values every transform uses.
+    templates_ : ndarray of shape (n_templates, n_features)
+        The templates t_j, float64.
+    group_ : Group
+        The group the elements belong to: ``group`` (the trivial group for None), or the
+        finite grid subgroup ``sampling="qmc"`` takes for a full circle of rotations.
+    group_elements_ : ndarray of shape (r, p)
+        The r = ``|G|`` elements, p = ``group_.n_params`` parameters each.
+    group_weights_ : ndarray of shape (r,)
+        Their weights w_i (1/r for sampled elements, q's on a finite support).
+    plan_ : ProjectionPlan
+        The engine's plan of the projections.
+    action_ : {"templates", "data"}
+        The side the group acts on.
+    n_templates_ : int
+        m, as fitted.
+    n_bins_ : int
+        n, as fitted.
+    normalize_ : bool
+        Whether rows are scaled to unit norm, as fitted.
+    range_ : float
+        s, the half-width of the thresholds.
+    n_features_in_ : int
+        n_features, the number of features seen at ``fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of X at ``fit``, when it had string names (a DataFrame).
+    fit_sample_indices_ : ndarray of int
+        The rows a Dask X was fitted on (after a ``fit`` on a Dask array only).
 
     Notes
     -----
     The output is not clipped: a projection beyond the range counts in no
     threshold (above s) or in all of them (below -s), as in the definition.
+    The output has ``n_templates * (2 * n_bins + 1)`` columns.
     """
 
     _define_on_templates = True
@@ -235,8 +310,21 @@ class GroupCDFFeatures(OrbitFeaturesBase):
         The same templates, group elements and range as :meth:`transform`; only the number of
         thresholds n changes (Mroueh et al. 2015, §6, Figures 2-3: accuracy for several bin counts). The
         projections <x, g t> are computed once and pooled once per n, so a sweep costs one
-        transform plus the poolings. ``transform_multi(X, [self.n_bins])[self.n_bins]`` equals
+        transform plus the poolings. ``transform_multi(X, [self.n_bins_])[self.n_bins_]`` equals
         ``transform(X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows as for :meth:`transform`.
+        n_bins_list : sequence of int >= 1
+            The bin counts n (at least one).
+
+        Returns
+        -------
+        features : dict of int to ndarray of shape (n_samples, n_templates * (2 * n + 1))
+            One entry per bin count, in X's precision; the arrays are column blocks (views) of
+            one array, in the order of ``n_bins_list``.
         """
         check_is_fitted(self, "plan_")
         # a bin count is n_bins' type: int(2.5), int(True) or int("3") silently mapped other values than asked

@@ -103,62 +103,108 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
     Raj et al. 2017, Eq. 7 (orbit random Fourier features) with the group acting on the
     molecule's density in 3-D (see the module docstring for the formulas).
 
+    Inputs are the 2-D rows of :func:`~orbitkernels.groups.encode_molecules` ([Z, x, y, z] per atom,
+    Z = 0 for padding), so the map composes with scikit-learn's pipelines and model selection;
+    scikit-learn's generic ``check_estimator`` does not apply (it feeds arbitrary real matrices,
+    which are not molecules).
+
     Parameters
     ----------
-    group : Rotation3D, optional
-        The rotations pooled over (default ``Rotation3D()``, SO(3) with its Haar measure; O(3) with
+    group : Rotation3D or None, default=None
+        The rotations pooled over (None: ``Rotation3D()``, SO(3) with its Haar measure; O(3) with
         ``Rotation3D(reflections=True)``; a :class:`~orbitkernels.groups.FiniteRotation3D` for exact
         invariance to a finite subgroup).
-    species : tuple of int
-        The charges that may occur (default QM7's H, C, N, O, S); others raise a ValueError.
-    weighting : {"species", "charge"}
+    species : array-like of int, default=(1, 6, 7, 8, 16)
+        The charges that may occur (distinct, positive, whole; default QM7's H, C, N, O, S);
+        others in X raise a ValueError.
+    weighting : {"species", "charge"}, default="species"
         One density channel per species, or a single channel with each atom weighted by its charge.
-    sigma : float > 0
+    sigma : float > 0, default=0.5
         Width of the atom Gaussians, in the unit of the positions (Å for QM7).
-    n_wavevectors : int
+    n_wavevectors : int >= 1, default=64
         M, the plane waves of the embedding z.
-    gamma : float > 0
+    gamma : float > 0, default=1.0
         Width of the base kernel on z (in the L² norm of densities: γ ||ρ - ρ'||²).
-    kernel : {"rbf", "laplacian"}
-    n_components : int
+    kernel : {"rbf", "laplacian"}, default="rbf"
+        The base kernel on z: exp(-γ ||z - z'||²) or exp(-γ ||z - z'||₁).
+    n_components : int >= 1, default=256
         s, features per block (molecule: s features; atoms: one block of s per species).
-    frequencies : {"auto", "orthogonal", "iid"}
+    frequencies : {"auto", "orthogonal", "iid"}, default="auto"
         How the s frequencies u_j on z are drawn: as in
         :class:`~orbitkernels.features.OrbitFourierFeatures`, "orthogonal" (Yu et al. 2016: the
-        Gaussian law per frequency, orthogonal within blocks of z's dimension) or "iid"; "auto"
-        (default) is "orthogonal" for ``kernel="rbf"``, "iid" for the Laplacian.
-    n_group_samples : int, optional
-        r, rotations (default: all elements of a finite group, ``DEFAULT_ROTATIONS`` = 256 otherwise).
+        Gaussian law per frequency, orthogonal within blocks of z's dimension; ``kernel="rbf"``
+        only) or "iid"; "auto" is "orthogonal" for ``kernel="rbf"``, "iid" for the Laplacian.
+    n_group_samples : int >= 1 or None, default=None
+        r, rotations (None: all elements of a finite group, ``DEFAULT_ROTATIONS`` = 256 otherwise).
         The rotation average is a Monte Carlo one, and its noise is what limits accuracy at small r: on
         QM7 (five folds, three atom-centred scales) r = 32 / 64 / 128 / 256 / 512 give 5.44 / 5.00 / 4.53 /
         3.87 / 3.85 kcal/mol RMSE (``docs/molecules3d.md``, which also has the measured time: the
         arithmetic is linear in r, the time grows more slowly at small r).
-    sampling : {"qmc", "iid"}
+    sampling : {"qmc", "iid"}, default="qmc"
         How the r rotations are drawn (:meth:`Rotation3D.sample`).
-    centres : {"molecule", "atoms"}
+    centres : {"molecule", "atoms"}, default="molecule"
         One density per molecule, centred at its centre of charge; or one per atom (its environment).
-    cutoff : float > 0, optional
-        Width of the Gaussian window of the atom-centred environments (``centres="atoms"``).
-    random_state, max_memory_mb
-        ``max_memory_mb`` bounds the working memory of :meth:`transform` (plus its output).
-    backend : {"numpy", "torch"}, device
-        Where the heavy loops run (``device="cuda"``, an accelerator's index or a ``torch.device`` with torch).
-    verbose : int, default=0
+    cutoff : float > 0 or None, default=None
+        Width of the Gaussian window of the atom-centred environments (``centres="atoms"`` only;
+        a ValueError otherwise); None: no window.
+    random_state : int, RandomState instance, Generator or None, default=None
+        Seeds the wavevectors, the frequencies, the offsets and the rotations (every draw is made at
+        ``fit``).
+    max_memory_mb : float > 0, default=256.0
+        Bounds the working memory of :meth:`transform` (plus its output); a ValueError when one
+        molecule does not fit.
+    backend : {"numpy", "torch"}, default="numpy"
+        Where the heavy loops run.
+    device : str, int >= 0, torch.device or None, default=None
+        With ``backend="torch"``: "cuda", "cuda:1", an accelerator's index or a ``torch.device``;
+        None the back-end's default.
+    verbose : int or bool, default=0
         Non-zero: a progress bar over the molecules of each ``transform`` (stderr; silenced by
         ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
 
     Attributes
     ----------
-    wavevectors_ (M, 3), templates_ (s, 2 C M), random_offset_ (s,), group_, group_elements_,
-    group_weights_, n_features_in_
-    species_, weighting_, sigma_, gamma_, kernel_, frequencies_, centres_, cutoff_ : the fitted values every
-        transform uses (``set_params`` after ``fit`` changes nothing until the next ``fit``). The output width,
-        s or s x len(species), is ``len(get_feature_names_out())``.
+    wavevectors_ : ndarray of shape (n_wavevectors, 3)
+        The wavevectors k_m ~ N(0, I / (2σ²)).
+    templates_ : ndarray of shape (n_components, 2 * n_channels * n_wavevectors)
+        The frequencies u_j on z, of unit scale; n_channels is ``len(species)`` for
+        ``weighting="species"``, 1 for "charge".
+    random_offset_ : ndarray of shape (n_components,)
+        The offsets b_j.
+    group_ : Rotation3D
+        The group the rotations belong to.
+    group_elements_ : ndarray of shape (r, p)
+        The r rotations as unit quaternions (p = 4; 5 with reflections: the sign of each).
+    group_weights_ : ndarray of shape (r,)
+        Their weights w_k.
+    species_ : ndarray of shape (len(species),)
+        The species' charges, float64.
+    weighting_ : {"species", "charge"}
+        ``weighting``, as fitted.
+    sigma_ : float
+        ``sigma``, as fitted.
+    gamma_ : float
+        ``gamma``, as fitted (``transform_gammas`` takes others).
+    kernel_ : {"rbf", "laplacian"}
+        ``kernel``, as fitted.
+    frequencies_ : {"orthogonal", "iid"}
+        How the frequencies were drawn ("auto" resolved).
+    centres_ : {"molecule", "atoms"}
+        ``centres``, as fitted.
+    cutoff_ : float or None
+        ``cutoff``, as fitted.
+    n_features_in_ : int
+        n_features, the number of columns seen at ``fit`` (4 per atom).
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of X at ``fit``, when it had string names (a DataFrame).
 
-    Inputs are the 2-D rows of :func:`~orbitkernels.groups.encode_molecules` ([Z, x, y, z] per atom,
-    Z = 0 for padding), so the map composes with scikit-learn's pipelines and model selection;
-    scikit-learn's generic ``check_estimator`` does not apply (it feeds arbitrary real matrices,
-    which are not molecules).
+    Notes
+    -----
+    The attributes ending in ``_`` are the fitted values every transform uses: ``set_params``
+    after ``fit`` changes nothing in the features until the next ``fit`` (``max_memory_mb``,
+    ``backend``, ``device`` and ``verbose`` are read at each transform: they say where and in
+    how many chunks it runs). The output width, s (``centres="molecule"``) or s x
+    ``len(species)`` (``"atoms"``), is ``len(get_feature_names_out())``.
     """
 
     _parameter_constraints: dict = {
@@ -237,7 +283,20 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the wavevectors, the templates, the offsets and the rotations (all the randomness)."""
+        """Draw the wavevectors, the templates, the offsets and the rotations (all the randomness).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 4 * n_atoms)
+            Molecule rows of :func:`~orbitkernels.groups.encode_molecules`.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted feature map.
+        """
         species = np.asarray(self.species, dtype=float).ravel()
         if species.size == 0 or not np.isfinite(species).all() or (species <= 0).any() \
                 or not np.array_equal(species, np.round(species)) or len(np.unique(species)) != species.size:
@@ -284,7 +343,19 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
 
     # ------------------------------------------------------------------ transform
     def transform(self, X):
-        """The orbit features ψ(ρ) of each molecule row: (n_samples, n_features_out), in X's precision."""
+        """The orbit features ψ(ρ) of each molecule row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Molecule rows as at ``fit``, of charges in ``species``.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_out)
+            In X's precision (float32 in, float32 out; float64 otherwise); n_features_out is
+            ``n_components`` or ``n_components * len(species)`` (``centres="atoms"``).
+        """
         return self.transform_gammas(X, [self.gamma_])[self.gamma_]
 
     def transform_gammas(self, X, gammas):
@@ -293,6 +364,19 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         The same wavevectors, templates and rotations as :meth:`transform`: γ only scales the
         projections <u_j, z(g ρ)> (√(2γ) for "rbf", γ for "laplacian"), so a γ sweep for model
         selection costs one projection plus one cosine per γ.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Molecule rows as for :meth:`transform`.
+        gammas : float > 0 or sequence of float > 0
+            The widths γ (at least one).
+
+        Returns
+        -------
+        features : dict of float to ndarray of shape (n_samples, n_features_out)
+            One entry per γ (as a float), in X's precision; ``transform_gammas(X, [self.gamma_])[self.gamma_]``
+            equals ``transform(X)``.
         """
         check_is_fitted(self, "templates_")
         check_param_again(self, "max_memory_mb")  # set_params after fit may have changed the budget

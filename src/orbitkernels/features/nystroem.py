@@ -34,60 +34,115 @@ class OrbitNystroem(OrbitFeaturesBase):
 
     Parameters
     ----------
-    group : Group, optional
-    kernel : str or callable
+    group : Group or None, default=None
+        The group and its distribution q (None: the trivial group).
+    kernel : {"additive_chi2", "chi2", "cosine", "laplacian", "linear", "poly", "polynomial", "rbf", \
+"sigmoid"} or callable, default="rbf"
         Any scikit-learn pairwise kernel, with ``gamma``, ``coef0``, ``degree``
         and ``kernel_params`` as in ``sklearn.kernel_approximation.Nystroem``.
-    gamma : float > 0, "scale" or None
+    gamma : float > 0, "scale" or None, default=None
         "scale" is ``1 / (n_features · X.var())`` of the training data (scikit-learn's
         ``SVC``); None the kernel's default. The value used is ``gamma_``.
-    degree : int >= 1 or None
+    coef0 : float or None, default=None
+        Constant of the "poly" and "sigmoid" kernels (None: the kernel's default).
+    degree : int >= 1 or None, default=None
         Polynomial degree (a positive integer: a fractional power of a negative
-        γ<x, z> + c0 is NaN).
-    coef0 : float or None
-    kernel_params : dict or None
+        γ<x, z> + c0 is NaN; None: the kernel's default, 3).
+    kernel_params : dict or None, default=None
         Further arguments of the kernel; for a named kernel only those it takes.
-    n_components : int, s (landmarks). With ``landmarks="data"`` at most the number of
+    n_components : int >= 1, default=100
+        s, the landmarks. With ``landmarks="data"`` at most the number of
         training rows; with ``"orbit"`` it may exceed it (Raj et al. §4.1 use 10k landmarks on
         QM7, whose training folds hold 5.7k molecules): the rows are then drawn again, each copy
         moved by its own group element.
-    landmarks : {"data", "orbit"}
+    landmarks : {"data", "orbit"}, default="data"
         Random training rows, or random training rows each moved by a group
         element drawn from q (landmarks "from the orbits", §2.2.2).
-    n_group_samples : int, optional, r
-    sampling : {"qmc", "iid"}
-        How the r elements are drawn from q: "qmc" (default) a low-variance design
-        (stratified grid / randomised lattice), "iid" independent draws as in Raj Eq. 8.
-    action : {"auto", "templates", "data"}
+    n_group_samples : int >= 1 or None, default=None
+        r, the group elements. None: every element of a finite group (or of a q with
+        finite support under ``sampling="qmc"``) with q's weights, 64 samples of an
+        infinite one.
+    sampling : {"qmc", "iid"}, default="qmc"
+        How the r elements are drawn from q: "qmc" a low-variance design
+        (stratified grid / randomised lattice; for the full circle of rotations its grid
+        subgroup), "iid" independent draws as in Raj Eq. 8.
+    action : {"auto", "templates", "data"}, default="auto"
         "auto" moves the action to the landmarks, k(g x, z) = k(x, g^{-1} z), when
-        the action is unitary, q symmetric and the kernel invariant under the
+        the action is unitary, data-independent, q symmetric and the kernel invariant under the
         common action: dot-product and Euclidean shift-invariant kernels for any
-        unitary action; any kernel for actions that permute coordinates.
-    random_state, max_memory_mb
-    fast_path, dtype, backend, device
-        Engine options (:class:`~orbitkernels.features.ProjectionPlan`, ``docs/performance.md``). ``device``
-        (with ``backend="torch"``): a name ("cuda", "cuda:1", "mps"), an accelerator's index or a ``torch.device``.
+        unitary action; any kernel for actions that permute coordinates. "templates"
+        forces the landmarks' side (a ValueError where that identity does not hold),
+        "data" the data's.
+    random_state : int, RandomState instance, Generator or None, default=None
+        Seeds the landmarks and the group elements (every draw is made at ``fit``).
+    max_memory_mb : float > 0, default=256.0
+        Working memory of :meth:`transform` (beyond the input and the output); a
+        ValueError when one row does not fit.
+    fast_path : {"auto", "gemm", "fft", "polar", "none"}, default="auto"
+        The engine's strategy (:class:`~orbitkernels.features.ProjectionPlan`,
+        ``docs/performance.md``): for kernels "linear" and "rbf", "auto" takes the FFT
+        correlation when every cyclic shift is used and the polar grid for a ``PolarRotation``
+        (what ``sampling="qmc"`` takes for a full circle of image rotations), else the GEMM or
+        data path.
         On the polar path (rotations of images, the default for ``ImageRotation``) the Gaussian is that
         of the resampled images, exp(-γ ‖P g x - P z‖²) with P the polar grid's quadrature samples
         (bilinear: ‖P x‖² ≈ 0.92 ‖x‖² on digits), not exp(-γ ‖g x - z‖²) to the value; Rotated MNIST
         accuracy is the same as with the Cartesian Gaussian (``benchmarks/probes/perf/nystroem_polar_metric.py``:
         0.9255 against 0.927 on the template path); ``fast_path="gemm"`` gives the Cartesian one.
-        ``dtype=None`` computes in the input's precision, except where K_ZZ is so ill-conditioned
+    dtype : {"auto", "float32", "float64"} or None, default=None
+        Precision of the heavy loops (the output is in the input's precision either way).
+        "auto" follows the input's. None does too, except where K_ZZ is so ill-conditioned
         that float32 kernel values would give features off by more than 1e-3 of their norm
         (bound: u · sqrt(s · k_max / σ_min(K_ZZ)), u = float32's rounding unit): then float32 rows
         are mapped in float64 (the output stays float32), and ``precision_`` says so; so are they where
         the training rows are so large (entries ~1e19) that a Gaussian computed from float32 dot products
         and norms (the FFT paths; the GEMM path for "rbf" and "linear") would overflow or be noise.
-    verbose : int, default=0
+    backend : {"numpy", "torch"}, default="numpy"
+        Where the heavy loops run.
+    device : str, int >= 0, torch.device or None, default=None
+        With ``backend="torch"``: a name ("cuda", "cuda:1", "mps"), an accelerator's index
+        or a ``torch.device``; None the back-end's default.
+    verbose : int or bool, default=0
         Non-zero: a progress bar over the rows of each ``transform`` (stderr; silenced by
         ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
 
     Attributes
     ----------
-    components_ (the landmarks), normalization_ (L), group_elements_, group_weights_, group_, plan_
-    kernel_params_, gamma_ : the kernel arguments fixed at ``fit``.
+    components_ : ndarray of shape (n_components, n_features)
+        The landmarks z_i, float64.
+    templates_ : ndarray of shape (n_components, n_features)
+        The same array as ``components_`` (the engine's templates).
+    normalization_ : ndarray of shape (n_components, n_components)
+        L = K_ZZ^{-1/2}.
+    group_ : Group
+        The group the elements belong to: ``group`` (the trivial group for None), or the
+        finite grid subgroup ``sampling="qmc"`` takes for a full circle of rotations.
+    group_elements_ : ndarray of shape (r, p)
+        The r elements g_k, p = ``group_.n_params`` parameters each.
+    group_weights_ : ndarray of shape (r,)
+        Their weights w_k (1/r for sampled elements, q's on a finite support).
+    plan_ : ProjectionPlan
+        The engine's plan of the kernel values.
+    action_ : {"templates", "data"}
+        The side the group acts on.
+    kernel_params_ : dict
+        The kernel's keyword arguments fixed at ``fit`` (gamma, degree, coef0 and
+        ``kernel_params``, "scale" resolved).
+    gamma_ : float or None
+        The kernel's gamma ("scale" resolved); None where the kernel's default applies.
     precision_ : {"float32", "float64"}
         The precision float32 rows are mapped in under ``dtype=None`` (see ``dtype``).
+    n_features_in_ : int
+        n_features, the number of features seen at ``fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of X at ``fit``, when it had string names (a DataFrame).
+    fit_sample_indices_ : ndarray of int
+        The rows a Dask X was fitted on (after a ``fit`` on a Dask array only).
+
+    Notes
+    -----
+    The output has ``n_components`` columns. The attributes ending in ``_`` are what
+    every transform reads: ``set_params`` after ``fit`` changes nothing until the next ``fit``.
     """
 
     _parameter_constraints: dict = {
