@@ -49,6 +49,7 @@ def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, me
 
         rel(x, g) = ||f(g x) - f(x)|| / ||f(x)||
 
+    (the absolute change ||f(g x)|| where f(x) = 0),
     where f is ``transform`` (features), ``decision_function``, ``predict_proba``
     or ``predict`` (the first available, or ``method``). When f returns
     class labels (``predict`` of a classifier, whatever the labels' type, or
@@ -58,9 +59,34 @@ def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, me
     features give 0; plain random Fourier features of rotated images give
     values of order 1.
 
-    Returns a dict with ``mean`` and ``max`` of rel over rows and elements,
-    ``per_element`` (mean over rows, one per element), the ``method`` used and,
-    for ``predict``, ``agreement`` (the share of unchanged predictions).
+    Parameters
+    ----------
+    estimator : fitted estimator
+        Anything with ``transform``, ``decision_function``, ``predict_proba`` or ``predict``.
+    X : array-like of shape (n_samples, n_features)
+    group : Group
+        The group whose elements move the rows.
+    n_elements : int >= 1 or None, default=8
+        Number of elements drawn (``group.sample``; possibly repeated for a finite group); None: every
+        element of a finite group (a ValueError for an infinite one).
+    random_state : int, RandomState, Generator or None, default=None
+        The draws of the elements.
+    method : {"auto", "transform", "decision_function", "predict_proba", "predict"}, default="auto"
+        The output compared; "auto" the first of these the estimator has.
+
+    Returns
+    -------
+    result : dict
+        ``mean`` and ``max`` of rel over rows and elements, ``per_element`` (list: mean over rows, one per
+        element), ``method`` (the one used), ``n_elements`` (the number of elements) and, for
+        ``method="predict"``, ``agreement`` (the share of unchanged predictions).
+
+    Raises
+    ------
+    TypeError
+        When ``group`` is not a :class:`~orbitkernels.groups.Group` or the estimator lacks the method.
+    ValueError
+        For an unknown ``method`` or ``n_elements < 1``.
     """
     if not isinstance(group, Group):
         raise TypeError(f"group must be an orbitkernels.groups.Group; got {type(group).__name__}")

@@ -45,7 +45,7 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
 
     Single-sum shortcut: when q is uniform on a finite group acting by exact
     permutations of coordinates (permutations, cyclic shifts), for which every
-    base kernel is invariant under the common action, g^{-1} g' is again uniform, so
+    named base kernel is invariant under the common action, g^{-1} g' is again uniform, so
     ``k_G(x, x') = (1/|G|) Σ_h k(x, h x')`` exactly: ``O(|G|)`` instead of ``O(|G|^2)`` per pair.
 
     Use it as a callable kernel (``SVC(kernel=HaarKernel(...))``) or build a
@@ -59,37 +59,65 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
 
     Parameters
     ----------
-    group : Group or None (the trivial group)
-    base_kernel : str or callable
-        A scikit-learn pairwise kernel ("rbf", "linear", "laplacian", ...).
-    gamma : float > 0, "scale" or None
+    group : Group or None, default=None
+        The group G and its law q (``None``: the trivial group, k itself).
+    base_kernel : str or callable, default="rbf"
+        A scikit-learn pairwise kernel name ("rbf", "linear", "poly", "polynomial", "laplacian", "sigmoid",
+        "cosine", "chi2", "additive_chi2"), or a callable ``k(x, y) -> float`` of two rows, as
+        ``sklearn.metrics.pairwise_kernels`` takes it (it then takes no ``gamma``, ``degree`` or ``coef0``).
+    gamma : float > 0, "scale" or None, default=None
         Width of the base kernel where it has one; "scale" is
         ``1 / (n_features · X.var())`` of the X given to :meth:`fit` (or to the
         first call), as in scikit-learn's ``SVC``; None the kernel's default.
         The value used is ``gamma_``.
-    degree : int >= 1 or None
-        Polynomial degree (a positive integer).
-    coef0 : float or None
-    kernel_params : dict or None
+    degree : int >= 1 or None, default=None
+        Polynomial degree (a positive integer); None the kernel's default.
+    coef0 : float or None, default=None
+        Constant term of "poly" / "sigmoid"; None the kernel's default.
+    kernel_params : dict or None, default=None
         Further arguments of the base kernel, as in ``sklearn.kernel_approximation.Nystroem``
         (for a named kernel only those it takes, ``KERNEL_PARAMS``).
-    n_group_samples : int, optional
-    sampling : {"qmc", "iid"}
+    n_group_samples : int >= 1 or None, default=None
+        Number of elements drawn from q. None: every element of a finite group (or of a q with finite
+        support) with its q weight, exactly; 64 draws for an infinite group. Exclusive with ``elements``.
+    sampling : {"qmc", "iid"}, default="qmc"
         How sampled elements are drawn from q: "qmc" (default) a low-variance design
-        (stratified grid / randomised lattice), "iid" independent draws (the papers').
-    elements, weights : arrays, optional
-        Use exactly these group elements (and weights, default uniform), e.g. a
-        fitted feature map's ``group_elements_``, so that the features'
-        inner products can be compared with the kernel they estimate.
-    single_sum : {"auto", True, False}
-    random_state : int, RandomState, Generator or None
-    max_memory_mb : float > 0
+        (stratified grid / randomised lattice; where q is the Haar measure of a compact group with a grid
+        subgroup, that subgroup is used and becomes ``group_``), "iid" independent draws (the papers').
+    elements : array-like or None, default=None
+        Use exactly these group elements, e.g. a fitted feature map's ``group_elements_``, so that the
+        features' inner products can be compared with the kernel they estimate.
+    weights : array-like or None, default=None
+        Weights of ``elements``: non-negative, summing to 1 (default uniform); only with ``elements``.
+    single_sum : {"auto", True, False}, default="auto"
+        Use the single-sum shortcut above. "auto": wherever it is exact for a named base kernel (a
+        callable one may not be invariant under the common action, so "auto" keeps the double sum);
+        True: required (a ValueError where the group or law does not qualify; with a callable
+        base kernel the caller vouches for ``k(g x, g y) = k(x, y)``).
+    random_state : int, RandomState, Generator or None, default=None
+        The draws of ``n_group_samples`` elements (deterministic given an int).
+    max_memory_mb : float > 0, default=256.0
         Budget for the transformed copies of one block of X and one block of Y
         and their kernel block: both X and Y are processed in blocks, so the peak
         is this budget plus the output Gram matrix.
     verbose : int, default=0
         Non-zero: a progress bar over the rows of X of each Gram matrix (stderr; silenced by
         ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
+
+    Attributes
+    ----------
+    group_ : Group
+        The group the elements act by (the grid subgroup for ``sampling="qmc"`` where there is one).
+    elements_ : ndarray of shape (r, n_params)
+        The r group elements of the sums.
+    weights_ : ndarray of shape (r,)
+        Their weights (summing to 1).
+    kernel_params_ : dict
+        The keyword arguments given to the base kernel.
+    gamma_ : float or None
+        The gamma used (None where the kernel's default applies).
+    single_sum_ : bool
+        Whether the single sum is used.
     """
 
     _parameter_constraints: dict = {
@@ -131,7 +159,25 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         return self
 
     def fit(self, X=None, y=None):
-        """Check the parameters and fix the group elements (and ``gamma_`` from X for "scale")."""
+        """Check the parameters and fix the group elements (and ``gamma_`` from X for "scale").
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None, default=None
+            Needed only for ``gamma="scale"`` (and to size the memory check of ``n_group_samples``).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : HaarKernel
+
+        Raises
+        ------
+        ValueError
+            When both ``elements`` and ``n_group_samples`` are given, ``weights`` without ``elements`` or not
+            summing to 1, ``gamma="scale"`` without X, or ``single_sum=True`` where the single sum is not exact.
+        """
         self._validate_params()
         group = resolve_group(self.group)
         if X is not None:
@@ -177,7 +223,11 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
             )
         self.group_, self.elements_, self.weights_ = used, E, w
         self.kernel_params_, self.gamma_ = params, gamma_
-        self.single_sum_ = allowed if self.single_sum == "auto" else bool(self.single_sum)
+        # a named kernel is a function of <x, y>, |x|, |y| or coordinate-wise sums, all invariant under a common
+        # permutation of coordinates; a callable need not be (a weighted rbf is not), and then the single sum is
+        # wrong and not even symmetric: "auto" keeps the double sum, True leaves it to the caller
+        named = isinstance(self.base_kernel, str)
+        self.single_sum_ = (allowed and named) if self.single_sum == "auto" else bool(self.single_sum)
         return self
 
     def _check_X(self, X, name, n_features=None):
@@ -190,7 +240,24 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         return PairwiseKernel(self.base_kernel, self.kernel_params_)(A, B)
 
     def __call__(self, X, Y=None):
-        """Gram matrix K[i, j] = k_{q,G}(X[i], Y[j]) (Y defaults to X)."""
+        """Gram matrix K[i, j] = k_{q,G}(X[i], Y[j]) (Y defaults to X).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_x, n_features)
+        Y : array-like of shape (n_y, n_features) or None, default=None
+            None: X.
+
+        Returns
+        -------
+        K : ndarray of shape (n_x, n_y), float64
+
+        Raises
+        ------
+        ValueError
+            When X does not have the features the group acts on, when ``max_memory_mb`` cannot hold one row
+            of the kernel blocks, or when the base kernel gives NaN or inf.
+        """
         if not hasattr(self, "single_sum_"):
             self.fit(X)
         self._validate_params()  # max_memory_mb may have been assigned directly

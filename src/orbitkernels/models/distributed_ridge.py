@@ -338,6 +338,18 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         dask arrays by their metadata, and their finiteness is counted in the
         pass over the blocks, so a NaN or inf anywhere is a ``ValueError``
         after that pass, not a silent NaN model.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets)
+            Targets (regression) or class labels (classifier, 1-D).
+        X_val, y_val : array-like or dask arrays, default=None
+            Validation rows, given together or not at all.
+
+        Returns
+        -------
+        self
         """
         self._validate_params()
         alphas = self._checked_alphas()
@@ -444,6 +456,40 @@ class DistributedRidge(RegressorMixin, _RidgeBase):
     ``alpha_``, ``validation_errors_`` (one per α, None for a single α).
     ``y`` may have several outputs (2-D), as for ``Ridge``; ``predict`` then
     returns them all, and a 1-D ``y`` gives 1-D predictions.
+
+    Parameters
+    ----------
+    alphas : float or array-like of floats >= 0, default=(1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3)
+        The penalties tried (finite, not booleans); with several, the one of least validation error is kept.
+    fit_intercept : bool, default=True
+        Fit an unpenalised intercept (the moments are centred).
+    validation_fraction : float in (0, 1), default=0.2
+        Share of the rows held out (:func:`holdout_mask`) to choose α when there are several α and no
+        ``X_val, y_val`` are given to :meth:`fit`.
+    refit : bool, default=True
+        With the hold-out: refit the chosen α on all rows (training and validation moments merged).
+    split_every : int >= 2, default=8
+        Fan-in of the tree reduction of the blocks' moments (dask arrays).
+    random_state : int, RandomState, Generator or None, default=0
+        Seed of the hold-out's hash (None is 0, so the split is reproducible; a RandomState or Generator
+        draws one integer).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_targets, n_features)
+        The weights W (one row per output; one row for a 1-D y).
+    intercept_ : ndarray of shape (n_targets,)
+    alpha_ : float
+        The α chosen.
+    alphas_ : ndarray of shape (n_alphas,)
+        The α tried.
+    validation_errors_ : ndarray of shape (n_alphas,) or None
+        Validation mean squared error (summed over outputs) per α; None for a single α.
+    n_train_ : int
+        Rows the final model was fitted on.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of an in-memory X that has them (a pandas DataFrame).
     """
 
     def __sklearn_tags__(self):
@@ -476,6 +522,41 @@ class DistributedRidgeClassifier(ClassifierMixin, _RidgeBase):
     ``decision_function`` is 1-D, positive for ``classes_[1]``.
     The validation error is the misclassification rate. ``classes_`` are found
     with one pass over y only (``dask.array.unique``).
+
+    Parameters
+    ----------
+    alphas : float or array-like of floats >= 0, default=(1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3)
+        The penalties tried (finite, not booleans); with several, the one of least validation error is kept.
+    fit_intercept : bool, default=True
+        Fit an unpenalised intercept (the moments are centred).
+    validation_fraction : float in (0, 1), default=0.2
+        Share of the rows held out (:func:`holdout_mask`) to choose α when there are several α and no
+        ``X_val, y_val`` are given to :meth:`fit`.
+    refit : bool, default=True
+        With the hold-out: refit the chosen α on all rows (training and validation moments merged).
+    split_every : int >= 2, default=8
+        Fan-in of the tree reduction of the blocks' moments (dask arrays).
+    random_state : int, RandomState, Generator or None, default=0
+        Seed of the hold-out's hash (None is 0, so the split is reproducible; a RandomState or Generator
+        draws one integer).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_classes or 1, n_features)
+        The weights W (one row per class; one row for two classes).
+    intercept_ : ndarray of shape (n_classes or 1,)
+    alpha_ : float
+        The α chosen.
+    alphas_ : ndarray of shape (n_alphas,)
+        The α tried.
+    validation_errors_ : ndarray of shape (n_alphas,) or None
+        Validation misclassification rate per α; None for a single α.
+    n_train_ : int
+        Rows the final model was fitted on.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of an in-memory X that has them (a pandas DataFrame).
     """
 
     _task = "classification"

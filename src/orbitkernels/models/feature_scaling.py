@@ -57,7 +57,24 @@ __all__ = [
 
 
 def check_scaling_params(K, l, u):
-    """Validate ``K`` (int >= 0) and ``l <= 1 <= u`` (``l >= 0``); return them."""
+    """Validate ``K`` (int >= 0) and ``l <= 1 <= u`` (``l >= 0``); return them.
+
+    Parameters
+    ----------
+    K : int >= 0
+        Number of features the adversary may scale.
+    l, u : float
+        The scaling range of Eq. (10), ``0 <= l <= 1 <= u``, finite.
+
+    Returns
+    -------
+    K, l, u : int, float, float
+
+    Raises
+    ------
+    ValueError
+        For a negative or non-integer K, a negative l, ``l > u`` or ``1`` outside ``[l, u]``.
+    """
     K = check_int(K, "K", min_value=0)
     l = check_real(l, "l", low=0.0)
     u = check_real(u, "u")
@@ -118,16 +135,29 @@ def fscale_worst_case(x, y, w, K, l=0.0, u=1.0, *, return_scaling=False):
         The input. For a sparse row only its stored non-zeros are considered,
         in ``O(nnz log nnz)``.
     y : {-1, +1}
-        The label.
+        The label (a scalar; use :func:`worst_case_scaling` for one label per row).
     w : array of shape (d,)
         The linear model.
     K : int >= 0
         The number of features the adversary may scale.
-    l, u : float, ``0 <= l <= 1 <= u``
-        The range of scaling factors. FDROP is ``l = 0, u = 1``.
-    return_scaling : bool
+    l, u : float, ``0 <= l <= 1 <= u``, default l=0.0, u=1.0
+        The range of scaling factors. FDROP is ``l = 0, u = 1`` (the defaults).
+    return_scaling : bool, default=False
         Also return the factors ``alpha`` (same length as the considered entries:
         ``d`` for dense input, ``nnz`` for sparse input, in storage order).
+
+    Returns
+    -------
+    x_scaled : ndarray of the shape of ``x``, or a CSR row (1, d) for sparse ``x``
+        The worst-case copy (``x`` itself is not modified).
+    alpha : ndarray of shape (d,) or (nnz,)
+        The factors, only with ``return_scaling=True``.
+
+    Raises
+    ------
+    ValueError
+        For a y other than -1 or +1, a w of another length, NaN / inf, or bad ``K, l, u``
+        (:func:`check_scaling_params`).
 
     Notes
     -----
@@ -215,7 +245,13 @@ def worst_case_scaling(X, y, w, K, l=0.0, u=1.0):
     X : array (n, d) or scipy.sparse matrix
     y : array (n,) of -1/+1, or a scalar applied to every row
     w : array (d,)
-    K, l, u : see :func:`fscale_worst_case`
+    K : int >= 0
+    l, u : float, default l=0.0, u=1.0
+        See :func:`fscale_worst_case`.
+
+    Returns
+    -------
+    X_worst : ndarray of shape (n, d), float64, or a CSR matrix for sparse X
     """
     K, l, u = check_scaling_params(K, l, u)
     _refuse_text_and_complex(X, "X")
@@ -284,21 +320,31 @@ def worst_case_attack(clf_or_w, X, K, mode="drop", l=None, u=None, y=None):
 
     Parameters
     ----------
-    clf_or_w : fitted binary linear classifier (``coef_``, ``intercept_``,
-        ``classes_``) or a weight vector ``w``.
+    clf_or_w : estimator or array of shape (d,)
+        A fitted binary linear classifier (``coef_`` with one row, ``intercept_``,
+        ``classes_``) or a weight vector ``w`` (no intercept).
     X : array (n, d) or scipy.sparse matrix
     K : int >= 0
-    mode : {"drop", "scale"}
+    mode : {"drop", "scale"}, default="drop"
         ``"drop"`` sets features to 0 (``l = 0, u = 1``); ``"scale"`` uses ``l, u``.
-    l, u : float
-        Only for ``mode="scale"`` (defaults ``0.5`` and ``2``).
+    l, u : float or None, default=None
+        Only for ``mode="scale"`` (None: ``0.5`` and ``2``); with ``"drop"`` only None, 0 and 1.
     y : array (n,), optional
         True labels (in ``clf.classes_``, or -1/+1 for a raw ``w``). When omitted
-        the attack pushes every row away from the model's own prediction.
+        the attack pushes every row away from the model's own prediction
+        (a score of exactly 0 counts as ``classes_[1]``).
 
     Returns
     -------
-    X_attacked : same type as ``X``
+    X_attacked : ndarray of shape (n, d), float64, or a CSR matrix for sparse X
+
+    Raises
+    ------
+    ValueError
+        For an unknown mode, ``l, u`` other than 0, 1 with ``"drop"``, a classifier that is not binary, or labels
+        ``y`` outside its classes.
+    TypeError
+        For a ``clf_or_w`` that is neither a linear classifier with ``coef_`` nor a vector of numbers.
     """
     if mode not in ("drop", "scale"):
         raise ValueError(f"mode must be 'drop' or 'scale'; got {mode!r}")
@@ -351,24 +397,43 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
 
     Parameters
     ----------
-    loss : {"hinge", "fdrop", "fscale"}
-    K : int >= 0
+    loss : {"hinge", "fdrop", "fscale"}, default="hinge"
+    K : int >= 0, default=10
         Number of features the adversary may scale (ignored for "hinge").
-    l, u : float
-        Scaling range for "fscale" (``0 <= l <= 1 <= u``); "fdrop" fixes 0 and 1.
-    lam : float > 0
+    l : float in [0, 1], default=0.0
+        Smallest scaling factor for "fscale"; "fdrop" fixes 0.
+    u : float >= 1, default=1.0
+        Largest scaling factor for "fscale" (``0 <= l <= 1 <= u``); "fdrop" fixes 1.
+    lam : float > 0, default=1e-3
         Regularisation constant (lambda of Eq. 5).
-    max_iter : int
+    max_iter : int >= 1, default=50
         Number of passes (epochs) over the training set.
-    batch_size : int
+    batch_size : int >= 1, default=32
         Examples per Pegasos step.
-    fit_intercept : bool
+    fit_intercept : bool, default=True
         Learn a bias (a constant feature, regularised, never attacked).
-    average : bool
-        Return the average of the iterates of the last half of training (less
-        noisy than the last iterate; Theorem 3 bounds the average).
-    random_state : int, RandomState or None
+    average : bool, default=True
+        Use the average of the iterates of the last half of training (less
+        noisy than the last iterate; Theorem 3 bounds the risk of the average
+        of all the iterates).
+    random_state : int, RandomState, Generator or None, default=None
         Order of the examples.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labels; ``classes_[1]`` is the positive class (+1).
+    coef_ : ndarray of shape (1, n_features)
+        The weights w.
+    intercept_ : ndarray of shape (1,)
+        The bias b (0 without ``fit_intercept``).
+    n_iter_ : int
+        Epochs made (``max_iter``).
+    t_ : int
+        Pegasos steps made (``max_iter`` times the number of batches per epoch).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of an X that has them (a pandas DataFrame).
     """
 
     _parameter_constraints: dict = {
@@ -414,6 +479,23 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
+        """Minimise Eq. (5) with the worst-case hinge loss by mini-batch Pegasos.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes.
+
+        Returns
+        -------
+        self : InvariantLinearClassifier
+
+        Raises
+        ------
+        ValueError
+            For a y with other than two classes.
+        """
         K, l, u = self._invariance(self.loss, self.K, self.l, self.u)
         lam, max_iter, batch_size = float(self.lam), int(self.max_iter), int(self.batch_size)
         check_not_text(X, "X")
@@ -471,17 +553,18 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
         return self
 
     def decision_function(self, X):
-        """``<w, x> + b``; positive means ``classes_[1]``."""
+        """``<w, x> + b``: (n_samples,); positive means ``classes_[1]``."""
         check_is_fitted(self)
         X = validate_data(self, check_not_text(X, "X"), accept_sparse="csr", dtype=np.float64, reset=False)
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict(self, X):
+        """``classes_[1]`` where :meth:`decision_function` is positive, else ``classes_[0]``: (n_samples,)."""
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
 
     def invariant_loss(self, X, y):
-        """Per-example worst-case hinge loss (Eq. 2 with the set of Eq. 10).
+        """Per-example worst-case hinge loss (Eq. 2 with the set of Eq. 10): array (n_samples,).
 
         The adversary is the one of the current ``loss``, ``K``, ``l``, ``u`` (a
         diagnostic: the fitted ``coef_`` can be scored against any scaling set).

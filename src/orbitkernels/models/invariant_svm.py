@@ -97,12 +97,37 @@ IDENTITY = Identity()
 
 
 def zero_one_cost(y, y_prime, s=None):
-    """Default cost Delta(y, y', s) = [y != y'] (the paper's experiments)."""
+    """Default cost Delta(y, y', s) = [y != y'] (the paper's experiments).
+
+    Parameters
+    ----------
+    y, y_prime : scalar labels
+        One pair of labels (``InvariantSVC`` calls the cost once per pair); arrays are not compared
+        elementwise (numpy refuses their truth value).
+    s : object, default=None
+        The transformation; ignored.
+
+    Returns
+    -------
+    cost : float
+        0.0 when ``y == y_prime``, else 1.0.
+    """
     return 0.0 if y == y_prime else 1.0
 
 
 def unit_margin(y, y_prime):
-    """Default margin scale Gamma(y, y') = 1 (the paper's experiments)."""
+    """Default margin scale Gamma(y, y') = 1 (the paper's experiments).
+
+    Parameters
+    ----------
+    y, y_prime : labels
+        Ignored.
+
+    Returns
+    -------
+    scale : float
+        1.0.
+    """
     return 1.0
 
 
@@ -112,6 +137,12 @@ class GroupElement:
     A finite group given as ``transformations`` becomes the finite invariance set
     S of Eq. (2) through these (its identity is the always-included
     :data:`IDENTITY`); ``cost(y, y', s)`` receives them as ``s``.
+
+    Parameters
+    ----------
+    group : Group
+    element : array-like of shape (n_params,)
+        The element's parameters, as a row of ``group.elements()``.
     """
 
     def __init__(self, group, element):
@@ -718,89 +749,107 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    C : float > 0
+    C : float > 0, default=1.0
         Weight of the summed loss (``C = 1 / (lambda m)`` in Eq. 5).
-    kernel : str or callable
-        A scikit-learn pairwise kernel name ("rbf", "linear", "poly", "sigmoid",
-        "laplacian", ...) or a callable ``kernel(A, B) -> Gram matrix``.
-    gamma : float > 0, "scale" or "auto"
-        Kernel width for rbf/poly/sigmoid/laplacian; "scale" is
+    kernel : str or callable, default="rbf"
+        A scikit-learn pairwise kernel name ("rbf", "linear", "poly", "polynomial", "sigmoid",
+        "laplacian", "cosine", "chi2", "additive_chi2") or a callable ``kernel(A, B) -> Gram matrix``
+        of two 2-D arrays of rows.
+    gamma : float > 0, "scale" or "auto", default="scale"
+        Kernel width for rbf/poly/sigmoid/laplacian/chi2; "scale" is
         ``1 / (n_features * X.var())`` and "auto" ``1 / n_features``, as in
         :class:`sklearn.svm.SVC`. The value used is ``gamma_``.
-    degree : int >= 1
+    degree : int >= 1, default=3
         Degree of the "poly" kernel (a positive integer: a fractional power of a
         negative γ<x, z> + c0 is NaN).
-    coef0 : float
-        Kernel parameter of "poly" / "sigmoid".
-    transformations : None, list of callables, finite Group, dict or callable
-        The finite invariance set S (identity always included). Each callable
-        maps a 2-D array of rows to an array of the same shape. A finite
+    coef0 : float, default=0.0
+        Kernel parameter of "poly" / "sigmoid" (finite).
+    transformations : None, list of callables, finite Group, dict or callable, default=None
+        The finite invariance set S (identity always included; None: the identity alone, a plain
+        multi-class SVM). Each callable maps a 2-D array of rows to an array of the same shape. A finite
         :class:`~orbitkernels.groups.Group` stands for all its elements (as
-        :class:`GroupElement` callables). A dict ``{label: [callables] or Group}``
-        or a callable ``label -> [callables]`` makes the set label-dependent.
-    oracle : callable, optional
+        :class:`GroupElement` callables); an infinite one needs ``n_transformations``. A dict
+        ``{label: [callables] or Group}`` or a callable ``label -> [callables]`` makes the set label-dependent.
+    oracle : callable or None, default=None
         ``oracle(model, x, y) -> (x_transformed, y_prime)`` (or with a third item
         ``s`` passed to ``cost``): the worst case of Eq. (2) for the current
         model (``model.class_scores`` gives ``f(x, .)``). Exclusive with
-        ``transformations``; column generation only.
-    margin_scale : callable, optional
-        ``Gamma(y, y') >= 0``; default 1.
-    cost : callable, optional
-        ``Delta(y, y', s)``; default the 0/1 cost. ``s`` is the transformation
+        ``transformations``. With an oracle there is no finite set: :meth:`invariant_loss`,
+        :meth:`worst_case_cost` and :meth:`transformed_margins` raise a ValueError.
+    margin_scale : callable or None, default=None
+        ``Gamma(y, y') >= 0`` (finite); None: :func:`unit_margin`, 1.
+    cost : callable or None, default=None
+        ``Delta(y, y', s)``; None: :func:`zero_one_cost`, the 0/1 cost. ``s`` is the transformation
         callable (:data:`IDENTITY` for the original), or what the oracle returned.
-    solver : {"column_generation", "pegasos"}
-        Algorithm 1 or Algorithm 2.
-    tol : float > 0
+    solver : {"column_generation", "pegasos"}, default="column_generation"
+        Algorithm 1 or Algorithm 2 (Pegasos needs ``kernel="linear"``).
+    tol : float > 0, default=1e-3
         Epsilon of Algorithm 1 (a constraint is added when it exceeds ``xi_i + tol``).
-    max_iter : int
+    max_iter : int >= 1, default=100
         Passes over the data (column generation) or epochs (Pegasos).
-    max_constraints_per_pass : int
+    max_constraints_per_pass : int >= 1, default=1
         Constraints added per example and pass (Algorithm 1 adds 1).
-    qp_solver : str or None
+    batch_size : int >= 1, default=64
+        Column generation over a finite set: examples whose candidates are searched against one
+        snapshot of the slacks ``xi_i`` (each added constraint is still followed by its example's QP).
+        Unused by Pegasos and with an oracle.
+    qp_solver : str or None, default=None
         Any solver name of ``qpsolvers`` that is installed, for every QP. None
         (default): clarabel (called directly, without qpsolvers' conversions),
         except that single-example block steps use quadprog when it is installed.
-    qp_chunk_size : int
+    qp_chunk_size : int >= 1, default=300
         Largest QP handed to the solver at once; a larger union of working sets
         is re-optimised by exact block steps over the most violating examples.
-    n_transformations : int, optional
-        With an infinite Group as ``transformations``: the number of its elements
-        sampled once (``random_state``) to make the finite set S.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None, default=None
         The ``n_transformations`` elements sampled from an infinite Group, and the example order of Pegasos.
-    verbose : bool
-    max_memory_mb : float > 0 or None
+    verbose : bool or int, default=False
+        Print one line per pass of column generation.
+    n_transformations : int >= 1 or None, default=None
+        With an infinite Group as ``transformations``: the number of its elements
+        sampled once (``random_state``) to make the finite set S (a finite Group uses all its elements).
+    max_memory_mb : float > 0 or None, default=None
         Memory the fit may hold: the transformed copies ``s(x_i)`` of every row
         (all of them, as rows of X; and, for column generation, the kernel cache
         of the candidates against the vectors added, counted twice while it is
         copied to grow). A set that cannot fit is refused at ``fit`` before the
         copies are made, and before a sampled invariance set is drawn; a cache
         that outgrows what is left stops the fit with an error naming its size.
-        None (default): three quarters of the machine's physical memory (8192 MB
+        None (default): three quarters of the machine's physical memory (taken as 8192 MB
         where the platform does not report it). Within the budget the fit is the
         same whatever its value.
 
     Attributes
     ----------
-    classes_ : array (n_classes,)
-    support_vectors_ : array (n_SV, n_features)
+    classes_ : ndarray of shape (n_classes,)
+    gamma_ : float
+        The kernel width used (from ``gamma``; computed whatever the kernel).
+    n_features_in_ : int
+    support_vectors_ : ndarray of shape (n_SV, n_features)
         Distinct transformed vectors with non-zero dual weight (column generation).
-    dual_coef_ : array (n_SV, n_classes)
-        ``f(x, y) = sum_v k(v, x) dual_coef_[v, y]`` (Eq. 8).
+    dual_coef_ : ndarray of shape (n_SV, n_classes)
+        ``f(x, y) = sum_v k(v, x) dual_coef_[v, y]`` (Eq. 8; column generation).
     n_support_ : int
-        Number of distinct transformed vectors with non-zero dual weight.
-    coef_ : array (n_classes, n_features)
+        Number of distinct transformed vectors with non-zero dual weight (column generation).
+    coef_ : ndarray of shape (n_classes, n_features)
         ``f(x, y) = <coef_[y], x>``: Pegasos' weights, or with ``kernel="linear"``
-        ``dual_coef_.T @ support_vectors_`` (as scikit-learn's ``SVC``).
+        ``dual_coef_.T @ support_vectors_`` (as scikit-learn's ``SVC``); one row per class, also for two.
+    n_iter_ : int
+        Passes (column generation) or epochs (Pegasos, ``max_iter``) made.
+    converged_ : bool
+        Whether the last pass of column generation added no constraint (always True for Pegasos).
+    n_constraints_ : int
+        Size of the final union of working sets (column generation).
+    n_active_constraints_ : int
+        Constraints with alpha > 0 (column generation).
+    dual_objective_, primal_objective_ : float
+        Objectives of the dual (6) and primal (5) (column generation; the primal evaluated on the finite
+        transformation set, or with the oracle's worst case).
 
-    Every fitted attribute but ``classes_`` and ``gamma_`` comes from the last ``fit``
+    Notes
+    -----
+    Every fitted attribute but ``classes_``, ``gamma_`` and ``n_features_in_`` comes from the last ``fit``
     alone: one that its solver does not produce raises AttributeError, so a refit with
     another solver never leaves the previous model's attributes behind.
-    n_iter_, converged_ : passes made and whether no constraint was left to add.
-    n_constraints_ : size of the final union of working sets.
-    dual_objective_, primal_objective_ : objectives of the dual (6) and primal
-        (5) (primal evaluated on the finite transformation set, or with the
-        oracle's worst case).
     """
 
     _parameter_constraints: dict = {
@@ -1006,7 +1055,26 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------------------- fit
     @_fit_context(prefer_skip_nested_validation=False)  # user callables (cost, oracle) may fit models
     def fit(self, X, y):
-        """Minimise Eq. (5) with Algorithm 1 or Algorithm 2."""
+        """Minimise Eq. (5) with Algorithm 1 or Algorithm 2.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes).
+
+        Returns
+        -------
+        self : InvariantSVC
+
+        Raises
+        ------
+        ValueError
+            For a single class, both ``transformations`` and ``oracle``, a ``qp_solver`` that is not installed,
+            ``solver="pegasos"`` with a kernel other than "linear", an infinite Group without
+            ``n_transformations``, an invariance set or kernel cache beyond ``max_memory_mb``, or a
+            transformation, oracle, cost or margin scale that returns bad values.
+        """
         self._check_params()
         check_not_text(X, "X")
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -1020,6 +1088,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         self._gamma = self.gamma_ = self._gamma_value(X)
         self._degree, self._coef0, self._kernel_fitted = int(self.degree), float(self.coef0), self.kernel
         self._G = self._margin_matrix()
+        # no finite set with an oracle: the diagnostics over it must not read a previous fit's
+        self.__dict__.pop("_tlists", None)
+        self.__dict__.pop("_cost_table", None)
         if self.oracle is None:
             counts = np.bincount(yi, minlength=len(self.classes_))
             planned = self._planned_list_lengths()
@@ -1149,7 +1220,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- predict
     def class_scores(self, X):
-        """``f(x, y)`` for every class: array (n_samples, n_classes) (Eq. 8)."""
+        """``f(x, y)`` for every class: array (n_samples, n_classes) (Eq. 8, or ``X @ coef_.T`` for Pegasos)."""
         check_is_fitted(self, "classes_")
         # checked as predict checks X (a complex X lost its imaginary part, a wrong width failed in numpy)
         return self._scores(validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False))
@@ -1212,15 +1283,21 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         return idx
 
     def invariant_loss(self, X, y):
-        """Per-example loss of Eq. (2) over the finite transformation set."""
+        """Per-example loss of Eq. (2) over the finite transformation set: array (n_samples,).
+
+        A ValueError for a model fitted with an oracle (there is no finite set), or labels not in ``classes_``.
+        """
         H, ex, _, n = self._transformed_violations(X, y)
         loss = np.full(n, -np.inf)
         np.maximum.at(loss, ex, H.max(axis=1))
         return loss
 
     def worst_case_cost(self, X, y):
-        """Per-example worst-case cost of Eq. (1): ``sup_s Delta(y, argmax f(s(x), .), s)``."""
-        check_is_fitted(self, "classes_")
+        """Per-example worst-case cost of Eq. (1): ``sup_s Delta(y, argmax f(s(x), .), s)``: array (n_samples,).
+
+        Over the finite transformation set: a ValueError for a model fitted with an oracle.
+        """
+        self._check_finite_set("worst_case_cost")
         X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
         yi = self._labels_index(y, X.shape[0])
         Xc, ex, tr, ptr, D = self._candidates(X, yi)
@@ -1230,10 +1307,15 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         np.maximum.at(out, ex, cost)
         return out
 
-    def _transformed_violations(self, X, y):
+    def _check_finite_set(self, method):
+        """Fitted, with the finite set of that fit (an oracle's fit has none: ``_tlists`` was an AttributeError,
+        or after a refit the previous fit's set, used in silence)."""
         check_is_fitted(self, "classes_")
-        if self.oracle is not None:
-            raise ValueError("invariant_loss needs a finite transformation set (the model was fitted with an oracle)")
+        if self.__dict__.get("_tlists") is None:
+            raise ValueError(f"{method} needs a finite transformation set (the model was fitted with an oracle)")
+
+    def _transformed_violations(self, X, y):
+        self._check_finite_set("invariant_loss")
         X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
         yi = self._labels_index(y, X.shape[0])
         Xc, ex, tr, ptr, D = self._candidates(X, yi)
@@ -1244,9 +1326,11 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     def transformed_margins(self, X, y):
         """``f(s(x), y) - max_{y' != y} f(s(x), y')`` for every example and transformation.
 
-        Returns (margins, example index, transformation index) over the finite set.
+        Returns (margins, example index, transformation index) over the finite set: three arrays of shape
+        (n_candidates,), one entry per pair of an example and a transformation of its label's list (examples
+        in order, the identity first). A ValueError for a model fitted with an oracle.
         """
-        check_is_fitted(self, "classes_")
+        self._check_finite_set("transformed_margins")
         X = validate_data(self, check_not_text(X, "X"), dtype=np.float64, reset=False)
         yi = self._labels_index(y, X.shape[0])
         Xc, ex, tr, ptr, D = self._candidates(X, yi)

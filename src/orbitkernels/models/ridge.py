@@ -72,7 +72,27 @@ def centre_gram(K_train, K_new=None):
 
     ``Kc = K - 1aᵀ - a1ᵀ + ā`` with ``a`` the training columns' means, and for the (m, n) kernel rows of new
     points ``K_new - 1aᵀ - (row means) + ā`` (None when not given): what :meth:`RidgePath.fit_gram` (with
-    ``centred=True``) and :meth:`RidgePath.predict_gram` take for a ridge with an intercept."""
+    ``centred=True``) and :meth:`RidgePath.predict_gram` take for a ridge with an intercept.
+
+    Parameters
+    ----------
+    K_train : array-like of shape (n, n)
+        Kernel of the training rows against themselves (real numbers, not converted: float32 stays float32).
+    K_new : array-like of shape (m, n) or None, default=None
+        Kernel of new rows against the training rows.
+
+    Returns
+    -------
+    Kc : ndarray of shape (n, n)
+    K_new_c : ndarray of shape (m, n), or None when ``K_new`` is None
+
+    Raises
+    ------
+    TypeError
+        For a matrix that does not hold real numbers.
+    ValueError
+        For a ``K_train`` that is not a non-empty square matrix, a ``K_new`` of another width, or NaN / inf.
+    """
     # checked, not converted: the experiments pass float32 Gram matrices of tens of thousands of rows
     K_train = _real(K_train, "K_train")
     if K_train.ndim != 2 or K_train.shape[0] != K_train.shape[1] or not K_train.size:
@@ -112,6 +132,40 @@ class RidgePath:
     :meth:`from_moments` (n, means, centred ΦᵀΦ and ΦᵀY: what a distributed pass accumulates).
     ``predict(X)`` gives (n_alphas, m, k), ``predict(X, i)`` (m, k) at ``alphas[i]``;
     :meth:`loo_residuals` the exact leave-one-out residuals (after :meth:`fit` / :meth:`fit_gram`).
+    A 1-D ``Y`` is one output: k = 1 throughout.
+
+    Not a scikit-learn estimator: the parameters are checked by the constructor, and every method that
+    takes an α's position ``i`` (``index``) wants an integer in ``[-n_alphas, n_alphas)``.
+
+    Parameters
+    ----------
+    alphas : float or array-like of shape (n_alphas,)
+        The penalties α, finite and ``>= 0`` (α = 0 gives the minimum-norm least-squares solution);
+        a scalar is one α.
+    fit_intercept : bool, default=True
+        Fit the unpenalised intercept b (the data are centred); False: b = 0.
+
+    Attributes
+    ----------
+    alphas : ndarray of shape (n_alphas,)
+        The penalties, as floats.
+    n_ : int
+        Number of training rows.
+    x_mean_ : ndarray of shape (D,) or None
+        Mean of the training features (zeros without an intercept; None after :meth:`fit_gram`).
+    y_mean_ : ndarray of shape (k,)
+        Mean of the targets (zeros without an intercept).
+    dual_ : bool
+        Whether the decomposition is of the n × n Gram matrix (dual) rather than of ΦcᵀΦc (primal).
+    evals_ : ndarray of shape (D,) or (n,)
+        Eigenvalues of ΦcᵀΦc (primal) or of the Gram matrix (dual), clipped at 0.
+
+    Raises
+    ------
+    ValueError
+        For ``alphas`` that are empty, not 1-D, not finite, negative or booleans.
+    TypeError
+        For a ``fit_intercept`` that is not True or False.
     """
 
     def __init__(self, alphas, *, fit_intercept=True):
@@ -149,7 +203,18 @@ class RidgePath:
         return self
 
     def fit(self, X, Y):
-        """Primal (D ≤ n) or dual (D > n) eigendecomposition of the centred features ``X`` (n, D)."""
+        """Primal (D ≤ n) or dual (D > n) eigendecomposition of the centred features ``X`` (n, D).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, D)
+        Y : array-like of shape (n,) or (n, k)
+            Real-valued targets (class labels encoded as numbers first).
+
+        Returns
+        -------
+        self : RidgePath
+        """
         given = X
         X = check_data(X, "X", dtype=np.float64)
         n, d = X.shape
@@ -173,8 +238,25 @@ class RidgePath:
         """Dual fit on a Gram matrix ``K`` (n, n), already centred in feature space by the caller when
         ``fit_intercept`` (the intercept is then ȳ); predict with :meth:`predict_gram`.
 
-        ``centred=True`` states that K is that centred matrix, so that the constant vector is in its null
-        space exactly: its eigenvalue is set to 0 (see :func:`_zero_constant`)."""
+        ``centred=True`` states that K is that centred matrix (:func:`centre_gram`), so that the constant vector
+        is in its null space exactly: its eigenvalue is set to 0.
+
+        Parameters
+        ----------
+        K : array-like of shape (n, n)
+            Symmetric Gram matrix of the training rows.
+        Y : array-like of shape (n,) or (n, k)
+        centred : bool, default=False
+
+        Returns
+        -------
+        self : RidgePath
+
+        Raises
+        ------
+        ValueError
+            For a K that is not square and symmetric, or a Y of another length.
+        """
         K = check_data(K, "K", dtype=np.float64)
         if K.shape[0] != K.shape[1]:
             raise ValueError(f"K must be a square Gram matrix (n, n); got shape {K.shape}")
@@ -189,7 +271,8 @@ class RidgePath:
     @classmethod
     def from_moments(cls, alphas, *, n, x_mean, y_mean, xtx, xty, fit_intercept=True):
         """Primal solver from sufficient statistics: ``xtx`` = ΦcᵀΦc (D, D), ``xty`` = ΦcᵀYc (D, k),
-        centred on ``x_mean`` / ``y_mean`` (zeros without an intercept). No LOO (the rows are gone)."""
+        centred on ``x_mean`` (D,) / ``y_mean`` (k,) (zeros without an intercept), ``n`` rows.
+        No LOO (the rows are gone). Returns the fitted :class:`RidgePath`."""
         self = cls(alphas, fit_intercept=fit_intercept)
         self.n_ = int(n)
         self.x_mean_, self.y_mean_ = np.asarray(x_mean, float), np.asarray(y_mean, float)
@@ -198,6 +281,12 @@ class RidgePath:
         return self._set(evals, V, V.T @ np.asarray(xty, dtype=np.float64), dual=False)
 
     # ------------------------------------------------------------------ solutions
+    def _fitted_index(self, i):
+        """``i`` checked as :meth:`_index` does, on a fitted path (coef(True) was the stack of every α's W)."""
+        if not hasattr(self, "evals_"):
+            raise NotFittedError("this RidgePath is not fitted yet; call fit, fit_gram or from_moments first")
+        return self._index(i)
+
     def _inverse(self, i):
         """1 / (λ_j + α_i) on the eigenvalues, 0 where that is within rounding of zero (minimum norm)."""
         d = self.evals_ + self.alphas[i]
@@ -205,21 +294,32 @@ class RidgePath:
         return np.where(keep, 1.0 / np.where(keep, d, 1.0), 0.0)
 
     def dual_coef(self, i):
-        """c with W = Φcᵀ c (dual solvers only): (n, k)."""
+        """c with W = Φcᵀ c at ``alphas[i]`` (dual solvers only: :meth:`fit_gram`, or :meth:`fit` with D > n):
+        (n, k). A ValueError for a primal solver (its W is :meth:`coef`)."""
+        i = self._fitted_index(i)
+        if not self.dual_:  # the primal formula below would return W (D, k) under this name
+            raise ValueError("dual_coef needs a dual solution (fit_gram, or fit with more features than rows); "
+                             "use coef")
         return self.vecs_ @ (self.proj_ * self._inverse(i)[:, None])
 
     def coef(self, i):
-        """W (D, k) at ``alphas[i]``."""
+        """W (D, k) at ``alphas[i]`` (not after :meth:`fit_gram`: there are no features; use :meth:`dual_coef`)."""
+        i = self._fitted_index(i)
         if self.dual_:
+            if self.Xc_ is None:  # was an AttributeError of None.T
+                raise ValueError("this RidgePath was fitted on a Gram matrix (fit_gram): it has no feature weights; "
+                                 "use dual_coef")
             return self.Xc_.T @ self.dual_coef(i)
         return self.vecs_ @ (self.proj_ * self._inverse(i)[:, None])
 
     def intercept(self, i):
+        """b (k,) at ``alphas[i]`` (zeros without an intercept)."""
         return self.y_mean_ - self.x_mean_ @ self.coef(i)
 
     def _check_fitted(self, method, *, gram):
         if not hasattr(self, "evals_"):
-            raise NotFittedError(f"this RidgePath is not fitted yet; call fit, fit_gram or from_moments before {method}")
+            raise NotFittedError(f"this RidgePath is not fitted yet; call fit, fit_gram or from_moments before "
+                                 f"{method}")
         if gram and not self.dual_:
             raise ValueError("predict_gram needs a dual solution (fit_gram, or fit with more features than rows); "
                              "use predict")
@@ -252,7 +352,27 @@ class RidgePath:
         """Φ W + b at ``alphas[index]`` (m, k), or for every α (n_alphas, m, k) when ``index`` is None.
 
         The rows are centred and multiplied a block at a time (``PREDICT_BLOCK_BYTES``), against every α's
-        W at once: one product per block, and memory that does not grow with m beyond the predictions."""
+        W at once: one product per block, and memory that does not grow with m beyond the predictions.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, D)
+        index : int or None, default=None
+            Position of one α in ``alphas`` (negative counts from the end); None: every α.
+
+        Returns
+        -------
+        P : ndarray of shape (m, k), or (n_alphas, m, k) when ``index`` is None
+
+        Raises
+        ------
+        IndexError
+            For an ``index`` outside ``[-n_alphas, n_alphas)`` ("index 5 is out of range for 3 alphas").
+        TypeError
+            For an ``index`` that is not an integer (a float, a boolean).
+        ValueError
+            After :meth:`fit_gram` (use :meth:`predict_gram`), or for X of another width or with NaN / inf.
+        """
         self._check_fitted("predict", gram=False)
         X = self._new_rows(X, len(self.x_mean_), "X", "features")
         idx = range(len(self.alphas)) if index is None else [self._index(index)]
@@ -267,7 +387,11 @@ class RidgePath:
 
     def predict_gram(self, K_new, index=None):
         """Predictions from the (m, n) kernel rows of new points against the training rows (dual only),
-        centred like the training Gram matrix by the caller."""
+        centred like the training Gram matrix by the caller (:func:`centre_gram`).
+
+        ``index`` and the result's shape are those of :meth:`predict`: (m, k), or (n_alphas, m, k) when
+        ``index`` is None; a ValueError for a primal solver, an IndexError / TypeError for a bad ``index``.
+        """
         self._check_fitted("predict_gram", gram=True)
         K_new = np.asarray(self._new_rows(K_new, self.n_, "K_new", "columns (one per training row)"),
                            dtype=np.float64)
@@ -278,7 +402,8 @@ class RidgePath:
     # ------------------------------------------------------------------ leave-one-out
     def loo_residuals(self, i):
         """Exact leave-one-out residuals (n, k) at ``alphas[i]``: (y - ŷ) / (1 - H_ii), H including the
-        intercept's share 1/n."""
+        intercept's share 1/n. A ValueError after :meth:`from_moments` (no training rows)."""
+        i = self._fitted_index(i)
         if getattr(self, "_Yc", None) is None:
             raise ValueError("leave-one-out needs the training rows; this RidgePath was built from moments")
         inv = self._inverse(i)
@@ -306,6 +431,27 @@ def cholesky_path(X, Y, alphas, *, fit_intercept=True):
     ``Ridge(solver="cholesky")`` keeps them), anything else is float64. What a validation split over a few α
     needs at D in the thousands (Rotated MNIST's 7000 features: one Gram instead of one per α); for
     leave-one-out or many α use :class:`RidgePath`. ``Y`` is (n,) or (n, k); α must be positive.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, D)
+    Y : array-like of shape (n,) or (n, k)
+    alphas : float or array-like of shape (n_alphas,)
+        Penalties, finite and ``> 0``.
+    fit_intercept : bool, default=True
+
+    Returns
+    -------
+    path : list of (W, b)
+        One per α, in the order given: W of shape (D, k) and b of shape (k,) (k = 1 for a 1-D Y), float32
+        for float32 X, else float64.
+
+    Raises
+    ------
+    TypeError
+        For X or Y that do not hold real numbers.
+    ValueError
+        For an empty or non-2-D X, a Y of another length, an α that is not positive and finite, or NaN / inf.
     """
     from scipy.linalg import cho_factor, cho_solve
     from scipy.linalg.blas import get_blas_funcs
