@@ -9,6 +9,10 @@ features     GICDF (Mroueh et al. 2015), orbit random Fourier and Nystroem
 models       invariant SVM (Teo et al. 2007), FSCALE/FDROP, distributed ridge
 datasets     loaders with checksums and generators
 experiments  reproductions of the three papers' tables and figures
+backends     NumPy and torch array back-ends of the projection engine (fused numba kernels on the CPU)
+
+Modules: ``dask`` (feature maps and ridge models on dask arrays), ``diagnostics`` (invariance error),
+``demo``, ``bench`` (benchmarks) and ``cli`` (the ``orbitkernels`` command).
 """
 from ._version import __version__
 

@@ -272,6 +272,7 @@ def _common_options(parser, default):
 
 
 def build_parser():
+    """The :class:`argparse.ArgumentParser` of ``orbitkernels`` and its five subcommands."""
     from .experiments import PAPERS
 
     parser = argparse.ArgumentParser(
@@ -283,11 +284,12 @@ def build_parser():
     _common_options(parser, False)
     sub = parser.add_subparsers(dest="command", metavar="{demo,reproduce,bench,report,datasets}")
 
-    p = sub.add_parser("demo", help="rotation-invariant digits: plain RFF vs orbit features vs Haar kernel (~1 min)")
+    p = sub.add_parser("demo", help="rotation-invariant digits: plain RFF vs orbit features vs Haar kernel "
+                                    "(under a minute)")
     p.add_argument("--out", default="demo_output",
                    help="folder for demo.json and demo.png, or demo_quick.json and demo_quick.png with --quick "
                         "(default: %(default)s)")
-    p.add_argument("--seed", type=_seed, default=0)
+    p.add_argument("--seed", type=_seed, default=0, help="random seed, 0 to 2**32 - 1 (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="smaller sizes (a few seconds)")
     p.set_defaults(func=_cmd_demo)
 
@@ -298,7 +300,7 @@ def build_parser():
     p.add_argument("--quick", action="store_true", help="tiny configuration (pipeline check, under a minute)")
     p.add_argument("--out", default=None, help="results root (default: $ORBITKERNELS_RESULTS or ./results)")
     p.add_argument("--no-resume", action="store_true", help="recompute cells finished by an interrupted run")
-    p.add_argument("--seed", type=_seed, default=0)
+    p.add_argument("--seed", type=_seed, default=0, help="random seed, 0 to 2**32 - 1 (default: %(default)s)")
     p.add_argument("--download", action="store_true",
                    help="download missing datasets (default: never touch the network; experiments whose data are "
                         "missing are skipped)")
@@ -322,7 +324,8 @@ def build_parser():
 
     p = sub.add_parser("datasets", help="where each dataset is looked for, and whether it is there")
     p.add_argument("--data-home", default=None, help="data folder (default: $ORBITKERNELS_DATA or the user cache)")
-    p.add_argument("--verify", action="store_true", help="also check the files' checksums (slower)")
+    p.add_argument("--verify", action="store_true",
+                   help="also check the files' checksums (slower; exit status 1 on a mismatch)")
     p.set_defaults(func=_cmd_datasets)
     for p in sub.choices.values():
         _common_options(p, argparse.SUPPRESS)
@@ -343,6 +346,21 @@ def _describe(exc):
 
 
 def main(argv=None):
+    """Run the command line with ``argv``; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str or None, default=None
+        The arguments after the program name; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success; 1 for an error in what the user gave (one ``orbitkernels: error: ...`` line on
+        stderr) or a failed ``datasets --verify``; 2 without a subcommand (the help is printed) or for
+        an unknown paper, experiment or benchmark; 130 when interrupted. A malformed command line
+        exits through argparse (:class:`SystemExit` with status 2).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -138,8 +138,39 @@ def transform_dask(estimator, X, *, ship="auto"):
     """``estimator.transform`` over a row-chunked dask array; returns a lazy dask array.
 
     Each block is transformed on a worker by the fitted estimator's own
-    (in-memory, memory-bounded) ``transform``; the estimator travels once (see
-    :func:`_ship`). Column chunks are merged first (a feature needs whole rows).
+    (in-memory, memory-bounded) ``transform``; the estimator travels once.
+    Column chunks are merged first (a feature needs whole rows). The result
+    equals the in-memory transform for any chunking.
+
+    Parameters
+    ----------
+    estimator : fitted orbit feature map
+        :class:`~orbitkernels.features.GroupCDFFeatures`,
+        :class:`~orbitkernels.features.OrbitFourierFeatures` or
+        :class:`~orbitkernels.features.OrbitNystroem`.
+    X : dask.array.Array of shape (n_samples, n_features)
+        Dense numpy blocks of real numbers, known chunk sizes, at least one row.
+    ship : {"auto", "delayed", "scatter"}, default="auto"
+        How the estimator reaches the workers: "delayed", one key of the task
+        graph, fetched once by each worker that needs it; "scatter", replicated
+        to every worker now by the running ``dask.distributed`` client (an error
+        without one); "auto" is "delayed".
+
+    Returns
+    -------
+    dask.array.Array of shape (n_samples, n_features_out)
+        Lazy; the row chunks of ``X``, one column chunk; float32 when ``X`` is
+        float32, else float64.
+
+    Raises
+    ------
+    TypeError
+        ``X`` is not a dask array, or its blocks are not dense numpy arrays.
+    ValueError
+        ``X`` is not 2-D, has unknown chunk sizes, no rows, complex or text data,
+        or another number of features than the fit; ``ship`` is unknown.
+    sklearn.exceptions.NotFittedError
+        ``estimator`` is not fitted.
     """
     _as_row_chunked(X)
     check_is_fitted(estimator, "plan_")
@@ -180,7 +211,23 @@ def _seed_from(random_state):
 
 def fit_sample_indices(n, sample_size=FIT_SAMPLE_SIZE, random_state=None):
     """Rows used to fit a feature map on ``n`` distributed rows: all when ``n <= sample_size``,
-    else ``sample_size`` uniform without replacement (sorted), from ``random_state``."""
+    else ``sample_size`` uniform without replacement (sorted), from ``random_state``.
+
+    Parameters
+    ----------
+    n : int >= 0
+        Number of rows.
+    sample_size : int >= 1 or None, default=FIT_SAMPLE_SIZE
+        Largest number of rows to use (``FIT_SAMPLE_SIZE`` = 10,000); None: every row.
+    random_state : int, RandomState instance, Generator or None, default=None
+        The estimator's ``random_state``. An int gives the same rows at every call
+        (from a stream distinct from the estimator's own ``RandomState(seed)``).
+
+    Returns
+    -------
+    ndarray of int
+        Increasing row indices.
+    """
     if sample_size is not None and (isinstance(sample_size, (bool, np.bool_))
                                     or not isinstance(sample_size, (int, np.integer)) or sample_size < 1):
         # 2.5 or True were taken as 2 or 1 rows, -5 failed inside numpy, '10' with a bare TypeError
@@ -196,8 +243,25 @@ def fit_sample(estimator, X, y=None, *, sample_size=FIT_SAMPLE_SIZE):
     """The rows a feature map fits on when given a dask array: ``X[fit_sample_indices(n, sample_size,
     estimator.random_state)]`` (and those of ``y``), gathered by the workers; only they reach the client.
 
-    Sets ``estimator.fit_sample_indices_`` and returns ``(X_sample, y_sample)`` as numpy arrays; the
-    feature map's own ``fit`` goes on with them in memory (no call back into ``fit``).
+    Sets ``estimator.fit_sample_indices_``; the feature map's own ``fit`` goes on with the sample in
+    memory (no call back into ``fit``).
+
+    Parameters
+    ----------
+    estimator : orbit feature map
+        Its ``random_state`` (if any) draws the sample.
+    X : dask.array.Array of shape (n_samples, n_features)
+        Dense numpy blocks, known chunk sizes.
+    y : array-like or dask.array.Array of shape (n_samples, ...), default=None
+        Targets, sampled with the same rows.
+    sample_size : int >= 1 or None, default=FIT_SAMPLE_SIZE
+        See :func:`fit_sample_indices`.
+
+    Returns
+    -------
+    X_sample : ndarray of shape (n_sample, n_features)
+    y_sample : ndarray or None
+        None when ``y`` is None.
     """
     X = _as_row_chunked(X)
     if y is not None:  # indexing y by the sampled rows failed with a bare IndexError or dask's chunk error
@@ -221,6 +285,22 @@ def fit_dask(estimator, X, y=None, *, sample_size=FIT_SAMPLE_SIZE):
     ``X[fit_sample_indices(n, sample_size, estimator.random_state)]`` (:func:`fit_sample`).
 
     For ``n <= sample_size`` this is exactly ``estimator.fit(X.compute())``.
+
+    Parameters
+    ----------
+    estimator : orbit feature map
+        Fitted in place.
+    X : dask.array.Array of shape (n_samples, n_features)
+        Dense numpy blocks, known chunk sizes.
+    y : array-like or dask.array.Array, default=None
+        Passed on to ``fit`` (sampled with the same rows).
+    sample_size : int >= 1 or None, default=FIT_SAMPLE_SIZE
+        See :func:`fit_sample_indices`.
+
+    Returns
+    -------
+    estimator
+        The fitted estimator, with ``fit_sample_indices_`` (the rows it was fitted on).
     """
     sample, y_sample = fit_sample(estimator, X, y, sample_size=sample_size)
     idx = estimator.fit_sample_indices_
@@ -234,7 +314,21 @@ def fit_dask(estimator, X, y=None, *, sample_size=FIT_SAMPLE_SIZE):
 # ----------------------------------------------------------------------------
 class DaskBlocks:
     """Row blocks of (X, Y) as delayed tasks with their global row offsets (the lazy counterpart of
-    :class:`orbitkernels.models.distributed_ridge._Blocks`, with the same interface)."""
+    :class:`orbitkernels.models.distributed_ridge._Blocks`, with the same interface).
+
+    Parameters
+    ----------
+    X : dask.array.Array or array-like of shape (n_samples, n_features)
+        A numpy array becomes one block; column chunks are merged.
+    Y : dask.array.Array, array-like of shape (n_samples,) or (n_samples, k), or None
+        Rechunked to the row chunks of ``X``.
+
+    Attributes
+    ----------
+    parts : list of (delayed X block, delayed Y block or None, int row offset)
+    n, n_features : int
+        The shape of ``X``.
+    """
 
     lazy = True
 
@@ -278,7 +372,32 @@ class DaskBlocks:
 def check_dask_array(A, name, *, kinds=_NUMERIC_KINDS, ndims=(2,)):
     """The part of scikit-learn's ``check_array`` that a dask array answers from its metadata alone:
     dense numpy blocks, dimensions, dtype, known and non-zero sizes. Finiteness needs the data and is
-    counted blockwise by the pass over the blocks (``_block_moments``, ``_decision_block`` of the models)."""
+    counted blockwise by the pass over the blocks (``_block_moments``, ``_decision_block`` of the models).
+
+    Parameters
+    ----------
+    A : dask.array.Array
+        The array to check.
+    name : str
+        Its name in the error messages.
+    kinds : str, default="biuf"
+        Accepted ``dtype.kind`` letters (booleans, integers, floats).
+    ndims : tuple of int, default=(2,)
+        Accepted numbers of dimensions.
+
+    Returns
+    -------
+    dask.array.Array
+        ``A`` itself.
+
+    Raises
+    ------
+    TypeError
+        Sparse or other non-numpy blocks.
+    ValueError
+        Another number of dimensions, a dtype of another kind (complex, text...),
+        unknown chunk sizes, no rows, or (2-D) no columns.
+    """
     meta = getattr(A, "_meta", None)
     if meta is not None and not isinstance(meta, np.ndarray):
         raise TypeError(f"{name} is a dask array of {type(meta).__module__}.{type(meta).__name__} blocks; sparse "

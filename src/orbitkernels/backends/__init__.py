@@ -26,9 +26,27 @@ BACKENDS = ("numpy", "torch")
 def get_backend(name="numpy", device=None):
     """The back-end called ``name`` ("numpy" or "torch") on ``device``.
 
-    ``device`` is ignored by NumPy (which runs on the CPU) and defaults to
-    ``"cpu"`` for torch. Asking for torch without it installed raises an
-    ImportError that says how to install it.
+    Parameters
+    ----------
+    name : {"numpy", "torch"}, default="numpy"
+        The back-end (:data:`BACKENDS`).
+    device : str, int, torch.device or None, default=None
+        For torch, the device ("cpu", "cuda", "cuda:1"...; None: "cpu"). NumPy
+        runs on the CPU: it takes only None or "cpu".
+
+    Returns
+    -------
+    NumpyBackend or TorchBackend
+        A stateless back-end object (pickled by name and device).
+
+    Raises
+    ------
+    ValueError
+        An unknown name, a device other than the CPU for NumPy, or a string that is no torch device.
+    RuntimeError
+        A torch device this machine or this torch build cannot use (e.g. "cuda" without a GPU).
+    ImportError
+        ``name="torch"`` without torch installed (the message says how to install it).
     """
     if not isinstance(name, str) or name not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}; got {name!r}")

@@ -72,9 +72,17 @@ class use_numba:
     the setting stays. ``use_numba(True)`` without numba installed raises an
     ImportError naming the extra to install. The switch is process-wide (not
     per thread).
+
+    Parameters
+    ----------
+    enabled : bool, default=True
+        Run the fused kernels (True) or the NumPy passes (False); anything but a
+        boolean raises ``TypeError`` (``use_numba("0")`` would read as True).
     """
 
     def __init__(self, enabled=True):
+        if not isinstance(enabled, (bool, np.bool_)):  # use_numba("0") was truthy: it switched the kernels on
+            raise TypeError(f"enabled must be True or False; got {enabled!r}")
         enabled = bool(enabled)
         if enabled and _nb is None:
             raise ImportError("use_numba(True) needs numba: install it with `pip install orbitkernels[fast]`")

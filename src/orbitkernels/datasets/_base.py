@@ -46,9 +46,29 @@ _CHUNK = 1 << 20
 class DatasetNotFoundError(FileNotFoundError, UserError):
     """The files of a dataset are not in the data folder and could not be downloaded.
 
-    Attributes ``dataset``, ``data_home``, ``missing`` (file names) and ``urls``
-    say what was looked for, where, and where to get it; ``failure`` says why a
-    download was not possible (``None`` when none was tried).
+    A :class:`FileNotFoundError` (and a :class:`~orbitkernels.utils.errors.UserError`).
+    Its message names the dataset, the data folder and the rule that chose it,
+    the files that would do and the addresses to download them from.
+
+    Parameters
+    ----------
+    message : str
+        The error message.
+    dataset, data_home, missing, urls, failure
+        Stored as the attributes of the same names (keyword-only).
+
+    Attributes
+    ----------
+    dataset : str or None
+        Name of the dataset in :data:`REGISTRY` (e.g. ``"mnist"``).
+    data_home : pathlib.Path or None
+        The data folder that was searched.
+    missing : tuple of str
+        Names of the files (of either form of the dataset) absent from ``data_home``.
+    urls : tuple of str
+        Download addresses of the original files.
+    failure : str or None
+        Why a download was not possible; ``None`` when none was tried.
     """
 
     def __init__(self, message, *, dataset=None, data_home=None, missing=(), urls=(), failure=None):
@@ -61,7 +81,27 @@ class DatasetNotFoundError(FileNotFoundError, UserError):
 
 
 class DatasetChecksumError(ValueError, UserError):
-    """A data file's checksum differs from the known one; the file was not read."""
+    """A data file's checksum differs from the known one; the file was not read.
+
+    A :class:`ValueError` (and a :class:`~orbitkernels.utils.errors.UserError`).
+
+    Parameters
+    ----------
+    message : str
+        The error message (names the file, the expected and the actual checksums).
+    path, expected, actual
+        Stored as the attributes of the same names (keyword-only).
+
+    Attributes
+    ----------
+    path : pathlib.Path or None
+        The file that failed.
+    expected : tuple of str
+        The accepted checksums, ``"<algorithm>:<hex digest>"``.
+    actual : str or None
+        The file's digests, ``"<algorithm>:<hex digest>"`` joined by ", "; ``None`` when not computed
+        (a download that pooch refused, a file without a registered checksum).
+    """
 
     def __init__(self, message, *, path=None, expected=(), actual=None):
         super().__init__(message)
@@ -105,11 +145,32 @@ def get_data_home(data_home=None) -> Path:
     """The folder where datasets are looked for and downloaded to.
 
     Precedence: the ``data_home`` argument, else the ``ORBITKERNELS_DATA``
-    environment variable, else the per-user cache folder
+    environment variable (when set and not blank), else the per-user cache folder
     (``pooch.os_cache("orbitkernels")``, e.g. ``~/.cache/orbitkernels``).
     The default cache folder is created if needed; a folder given by the
     argument or the environment variable must already exist
     (:class:`FileNotFoundError` naming it otherwise).
+
+    Parameters
+    ----------
+    data_home : str, os.PathLike or None, default=None
+        The data folder; ``~`` is expanded. ``None``: the environment variable, else the cache.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder, as an absolute path.
+
+    Raises
+    ------
+    FileNotFoundError
+        The folder named by ``data_home`` or ``ORBITKERNELS_DATA`` does not exist.
+    NotADirectoryError
+        It is a file, not a folder.
+    TypeError
+        ``data_home`` is neither a string nor a path.
+    ConfigurationError
+        ``data_home`` is an empty (or blank) string.
     """
     return _data_home_and_origin(data_home)[0]
 
@@ -185,6 +246,18 @@ def file_hash(path, algorithm="sha256") -> str:
     Digests are cached in memory per (path, size, modification time, algorithm),
     so loading the same file again in one process does not hash it again; a file
     that is replaced or modified gets a new key and is hashed again.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    algorithm : str, default="sha256"
+        A name :func:`hashlib.new` knows ("sha256", "md5", ...); another raises ``ValueError``.
+
+    Returns
+    -------
+    str
+        The lowercase hexadecimal digest.
     """
     path = Path(path).resolve()
     st = path.stat()

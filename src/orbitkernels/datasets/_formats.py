@@ -63,13 +63,24 @@ def _label(source, kind="IDX"):
 def read_idx(source) -> np.ndarray:
     """Read an IDX file (the format of the original MNIST files).
 
-    ``source`` is a path, a binary file object or bytes; gzip-compressed input
-    (``.gz``) is recognised by its magic bytes.  The header is two zero bytes, a
-    type code (0x08 uint8, 0x09 int8, 0x0B int16, 0x0C int32, 0x0D float32,
-    0x0E float64), the number of dimensions, then each dimension as a big-endian
-    uint32; the big-endian data follow.  Returns a native-byte-order array of
-    that shape; raises :class:`DatasetFormatError` on a bad header or when the
-    data are shorter or longer than the header announces.
+    The header is two zero bytes, a type code (0x08 uint8, 0x09 int8, 0x0B int16,
+    0x0C int32, 0x0D float32, 0x0E float64), the number of dimensions, then each
+    dimension as a big-endian uint32; the big-endian data follow.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, binary file object or bytes
+        The IDX data; gzip-compressed input (``.gz``) is recognised by its magic bytes.
+
+    Returns
+    -------
+    numpy.ndarray
+        A native-byte-order array (its own, writable copy) of the dtype and shape the header announces.
+
+    Raises
+    ------
+    DatasetFormatError
+        A bad header, a corrupt gzip stream, or data shorter or longer than the header announces.
     """
     data = _read_all(source)
     name = _label(source)
@@ -96,9 +107,24 @@ def read_amat(source, *, dtype=np.float32) -> np.ndarray:
     """Read an ``.amat`` file (whitespace-separated numbers, one example a row) as a 2-D array.
 
     This is the text format of the Larochelle et al. (2007) MNIST variations:
-    each row holds the 784 pixel values then the label.  ``source`` is a path or
-    a (binary or text) file object.  Raises :class:`DatasetFormatError` when
-    rows have different lengths or hold something that is not a number.
+    each row holds the 784 pixel values then the label.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, or binary or text file object
+        The table (ASCII text).
+    dtype : numpy dtype, default=numpy.float32
+        The dtype of the returned array.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_rows, n_columns)
+        One row per line (a single line gives one row).
+
+    Raises
+    ------
+    DatasetFormatError
+        Rows have different lengths, or hold something that is not a number or not ASCII.
     """
     if hasattr(source, "read"):
         stream = source
@@ -173,7 +199,14 @@ class RestrictedUnpickler(pickle.Unpickler):
     written by numpy >= 2), ``numpy.ndarray`` and ``numpy.dtype``.  These are the
     only globals :meth:`find_class` resolves; any other (``os.system``,
     ``builtins.eval``, ``subprocess.Popen``...) raises
-    :class:`pickle.UnpicklingError` before it can be called.
+    :class:`pickle.UnpicklingError` before it can be called, and so does a
+    persistent id.
+
+    Parameters
+    ----------
+    file, fix_imports, encoding, errors, buffers
+        As for :class:`pickle.Unpickler` (``encoding="bytes"`` reads the
+        Python 2 pickles of CIFAR-10).
     """
 
     _ALLOWED = {

@@ -51,16 +51,28 @@ def _entry_status(info, home, verify):
 def dataset_status(data_home=None, verify=False) -> list:
     """One dict per dataset saying what the data folder holds.
 
-    Keys: ``name``, ``title``, ``data_home``, ``status`` ("found", "verified",
-    "found (partly unverifiable)", "checksum mismatch", "missing",
-    "synthetic"...), ``form`` ("converted" for this project's .npz,
-    "canonical" for the original files, None), ``files`` (names found),
-    ``missing`` (names to add), ``verified`` (True / False / None = not
-    checked), ``urls`` (download addresses), ``reference``, ``note``.
-
     Cheap by default: only looks at which files exist.  ``verify=True`` also
     hashes every found file (seconds for the large archives; hashes are cached
     per process).
+
+    Parameters
+    ----------
+    data_home : str, os.PathLike or None, default=None
+        The data folder, resolved by :func:`get_data_home`.
+    verify : bool, default=False
+        Also check the found files against their known checksums.
+
+    Returns
+    -------
+    list of dict
+        One per entry of :data:`REGISTRY`, in its order, then one for the
+        synthetic Xperm.  Keys: ``name``, ``title``, ``data_home``, ``status``
+        ("found", "verified", "found (partly unverifiable)", "checksum mismatch",
+        "missing", "missing (can be regenerated from MNIST)", "not a file",
+        "synthetic"), ``form`` ("converted" for this project's .npz,
+        "canonical" for the original files, None), ``files`` (names found),
+        ``missing`` (names to add), ``verified`` (True / False / None = not
+        checked), ``urls`` (download addresses), ``reference``, ``note``.
     """
     home = get_data_home(data_home)
     out = [_entry_status(info, home, verify) for info in REGISTRY.values()]

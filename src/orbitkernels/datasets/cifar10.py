@@ -56,11 +56,41 @@ def load_cifar10(data_home=None, download=True) -> Bunch:
     are read with a restricted unpickler that only rebuilds numpy arrays and
     refuses every other global.  Nothing is extracted to disk.
 
+        Parameters
+        ----------
+        data_home : str, os.PathLike or None, default=None
+            The data folder (see :func:`get_data_home`).
+        download : bool, default=True
+            Download the original archive into ``data_home`` when no usable file is there.
+
     Returns
     -------
-    Bunch with x_train (50000, 32, 32, 3) uint8 RGB, y_train (50000,) uint8
-    class 0-9, x_test (10000, 32, 32, 3), y_test (10000,), target_names
-    (the class names), source, description.
+    data : sklearn.utils.Bunch
+        With the keys:
+
+        x_train : ndarray of shape (50000, 32, 32, 3), uint8
+            RGB images (height, width, channel).
+        y_train : ndarray of shape (50000,), uint8
+            The class 0-9.
+        x_test : ndarray of shape (10000, 32, 32, 3), uint8
+            Test images.
+        y_test : ndarray of shape (10000,), uint8
+            Test labels.
+        target_names : tuple of str
+            The 10 class names in label order (:data:`CIFAR10_CLASSES`).
+        source : str
+            "cifar-10-python.tar.gz".
+        description : str
+            Text describing the arrays and the reference.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        No archive found (and ``download=False`` or the download failed).
+    DatasetChecksumError
+        The archive's MD5 does not match (or no checksum is registered for it); nothing in it was read.
+    DatasetFormatError
+        A batch is missing, is not a valid pickle of the expected arrays, or refers to a forbidden global.
     """
     found = resolve("cifar10", data_home, download=download, forms=("canonical",))
     path = found[_ARCHIVE]

@@ -83,21 +83,49 @@ def load_fsdd(data_home=None, download=True) -> Bunch:
     ``{digit}_{speaker}_{index}.wav`` files, read with :mod:`scipy.io.wavfile`;
     downloaded when ``download=True``).  The archive has no published checksum:
     file names, wav format (mono int16) and a common sample rate are checked.
-    Recordings are ordered by speaker, digit, index.
+    Recordings are ordered by speaker, digit, index.  See :func:`fsdd_split` for
+    train/test splits.
+
+    Reference: Z. Jackson et al., Free Spoken Digit Dataset, Zenodo,
+    doi:10.5281/zenodo.1342401.
+
+        Parameters
+        ----------
+        data_home : str, os.PathLike or None, default=None
+            The data folder (see :func:`get_data_home`).
+        download : bool, default=True
+            Download the original archive into ``data_home`` when no usable file is there.
 
     Returns
     -------
-    Bunch with
-        waveforms : (3000, 18262) int16, samples zero-padded on the right
-        lengths : (3000,) int32, number of real samples of each recording
-        digit : (3000,) uint8, the spoken digit 0-9
-        speaker : (3000,) str, speaker name
-        index : (3000,) int16, recording number 0-49 for that speaker and digit
-        sample_rate : int, 8000 (Hz)
-        source, description
+    data : sklearn.utils.Bunch
+        With the keys:
 
-    Reference: Z. Jackson et al., Free Spoken Digit Dataset, Zenodo,
-    doi:10.5281/zenodo.1342401.  See :func:`fsdd_split` for train/test splits.
+        waveforms : ndarray of shape (3000, 18262), int16
+            Samples, zero-padded on the right.
+        lengths : ndarray of shape (3000,), int32
+            Number of real samples of each recording.
+        digit : ndarray of shape (3000,), uint8
+            The spoken digit 0-9.
+        speaker : ndarray of shape (3000,), str
+            Speaker name.
+        index : ndarray of shape (3000,), int16
+            Recording number 0-49 for that speaker and digit.
+        sample_rate : int
+            8000 (Hz).
+        source : str
+            "fsdd.npz" or "free-spoken-digit-dataset-1.0.10.tar.gz".
+        description : str
+            Text describing the arrays and the reference.
+
+        Raises
+        ------
+        DatasetNotFoundError
+            No usable file found (and ``download=False`` or the download failed).
+        DatasetChecksumError
+            A file's checksum does not match; it was not read.
+        DatasetFormatError
+            A file has the right checksum (or none) but unexpected content.
     """
     found = resolve("fsdd", data_home, download=download)
     if found.form == "converted":
@@ -116,10 +144,29 @@ def load_fsdd(data_home=None, download=True) -> Bunch:
 def fsdd_split(bunch, scheme="speaker", test_speakers=("theo", "yweweler")):
     """``(train_idx, test_idx)`` for FSDD.
 
-    scheme="official": the dataset's own split, recordings with index 0-4 are the
-    test set (10%), 5-49 the training set (all speakers in both).
-    scheme="speaker": unseen speakers; the recordings of ``test_speakers`` are the
-    test set and those of every other speaker the training set.
+    Parameters
+    ----------
+    bunch : mapping with "index" and "speaker"
+        What :func:`load_fsdd` returns.
+    scheme : {"speaker", "official"}, default="speaker"
+        "official": the dataset's own split, recordings with index 0-4 are the
+        test set (10%), 5-49 the training set (all speakers in both).
+        "speaker": unseen speakers; the recordings of ``test_speakers`` are the
+        test set and those of every other speaker the training set.
+    test_speakers : str or sequence of str, default=("theo", "yweweler")
+        The test speakers of ``scheme="speaker"`` (ignored by "official").
+
+    Returns
+    -------
+    train_idx, test_idx : ndarray of int
+        Increasing row indices of the two sets; together they are every row.
+
+    Raises
+    ------
+    ValueError
+        An unknown scheme or speaker, or test speakers that leave one set empty.
+    TypeError
+        ``bunch`` is not a mapping with "index" and "speaker".
     """
     from collections.abc import Mapping
 

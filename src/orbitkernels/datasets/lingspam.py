@@ -102,16 +102,50 @@ def load_lingspam(data_home=None, version="bare", download=True) -> Bunch:
 
     Parameters
     ----------
-    version : {"bare", "lemm", "lemm_stop", "stop"}
+    data_home : str, os.PathLike or None, default=None
+        The data folder (see :func:`get_data_home`).
+    version : {"bare", "lemm", "lemm_stop", "stop"}, default="bare"
+        The corpus' version (:data:`LINGSPAM_VERSIONS`): as is, lemmatised,
+        lemmatised without stop words, without stop words.
+    download : bool, default=True
+        Download the original archive into ``data_home`` when no usable file is there.
 
     Returns
     -------
-    Bunch with texts (list of 2,893 str), label ((2893,) uint8, 1 = spam),
-    part ((2893,) uint8, 1-10), filename ((2893,) str), counts
-    (scipy.sparse.csr_matrix (2893, n_words) int32: word counts, whitespace
-    tokens, case kept; for "bare" 65,724 words, read from the .npz when
-    stored, else computed with the same tokenisation), vocab ((n_words,) str),
-    version, source, description.
+    data : sklearn.utils.Bunch
+        With the keys:
+
+        texts : list of 2,893 str
+            Subject line then body.
+        label : ndarray of shape (2893,), uint8
+            1 = spam.
+        part : ndarray of shape (2893,), uint8
+            The corpus' part, 1-10.
+        filename : ndarray of shape (2893,), str
+            File name (spam files start with "spmsg").
+        counts : scipy.sparse.csr_matrix of shape (2893, n_words)
+            Word counts: whitespace tokens, case kept; for "bare" 65,724 words,
+            read from the .npz when stored (int32 in this project's file), else
+            computed with the same tokenisation (int32).
+        vocab : ndarray of shape (n_words,), str
+            The column order of ``counts`` (sorted).
+        version : str
+            The version read.
+        source : str
+            "lingspam.npz" or "lingspam_public.tar.gz".
+        description : str
+            Text describing the arrays and the reference.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``version``.
+    DatasetNotFoundError
+        No usable file found (and ``download=False`` or the download failed).
+    DatasetChecksumError
+        A file's checksum does not match; it was not read.
+    DatasetFormatError
+        A file has the right checksum (or none) but unexpected content.
     """
     if version not in LINGSPAM_VERSIONS:
         raise ValueError(f"version must be one of {LINGSPAM_VERSIONS}; got {version!r}")

@@ -45,28 +45,44 @@ def load_mnist(data_home=None, download=True) -> Bunch:
     downloaded when ``download=True``.  Every file is checked against its known
     checksum before it is read.
 
-    Returns
-    -------
-    Bunch with
-        x_train : (60000, 28, 28) uint8, grey levels 0-255 (0 = background)
-        y_train : (60000,) uint8, the digit 0-9
-        x_test : (10000, 28, 28) uint8
-        y_test : (10000,) uint8
-        source : "mnist.npz" or "idx" (which files were read)
-        files : list of the paths read
-        description : text describing the arrays and the reference
-
-    Raises
-    ------
-    DatasetNotFoundError
-        No file found (and ``download=False`` or the download failed).
-    DatasetChecksumError
-        A file's checksum does not match; it was not read.
-    DatasetFormatError
-        A file has the right checksum (or none) but unexpected content.
-
     Reference: Y. LeCun, L. Bottou, Y. Bengio, P. Haffner, "Gradient-based
     learning applied to document recognition", Proc. IEEE 86(11), 1998.
+
+        Parameters
+        ----------
+        data_home : str, os.PathLike or None, default=None
+            The data folder (see :func:`get_data_home`).
+        download : bool, default=True
+            Download the original IDX files into ``data_home`` when no usable file is there.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        With the keys:
+
+        x_train : ndarray of shape (60000, 28, 28), uint8
+            Grey levels 0-255 (0 = background).
+        y_train : ndarray of shape (60000,), uint8
+            The digit 0-9.
+        x_test : ndarray of shape (10000, 28, 28), uint8
+            Test images.
+        y_test : ndarray of shape (10000,), uint8
+            Test labels.
+        source : str
+            "mnist.npz" or "idx" (which files were read).
+        files : list of str
+            The paths read.
+        description : str
+            Text describing the arrays and the reference.
+
+        Raises
+        ------
+        DatasetNotFoundError
+            No usable file found (and ``download=False`` or the download failed).
+        DatasetChecksumError
+            A file's checksum does not match; it was not read.
+        DatasetFormatError
+            A file has the right checksum (or none) but unexpected content.
     """
     found = resolve("mnist", data_home, download=download)
     if found.form == "converted":

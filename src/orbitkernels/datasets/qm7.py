@@ -68,15 +68,26 @@ def coulomb_matrices(Z, R, unit="angstrom", *, chunk_size=1024) -> np.ndarray:
 
     Parameters
     ----------
-    Z : (n_molecules, n_atoms) or (n_atoms,) nuclear charges (whole numbers, 0 = padding)
-    R : (n_molecules, n_atoms, 3) or (n_atoms, 3) positions
-    unit : {"angstrom", "bohr"}
+    Z : array-like of shape (n_molecules, n_atoms) or (n_atoms,)
+        Nuclear charges (whole numbers, 0 = padding).
+    R : array-like of shape (n_molecules, n_atoms, 3) or (n_atoms, 3)
+        Positions, in ``unit``.
+    unit : {"angstrom", "bohr"}, default="angstrom"
         Unit of ``R``; angstrom are divided by ``BOHR_IN_ANGSTROM`` (0.529177).
+    chunk_size : int >= 1, default=1024
+        Molecules computed at once (bounds the (chunk, n_atoms, n_atoms, 3) temporaries).
 
     Returns
     -------
     (n_molecules, n_atoms, n_atoms) float64 array ((n_atoms, n_atoms) for one molecule).
-    Raises ``ValueError`` when two real atoms of a molecule share a position.
+
+    Raises
+    ------
+    ValueError
+        Two real atoms of a molecule share a position; shapes that do not match;
+        charges that are negative, not whole or not finite; positions that are not finite.
+    TypeError
+        ``R`` does not hold real numbers.
     """
     if unit not in ("angstrom", "bohr"):
         raise ValueError(f"unit must be 'angstrom' or 'bohr'; got {unit!r}")
@@ -215,21 +226,56 @@ def load_qm7(data_home=None, download=True, n_folds=5, random_state=0) -> Bunch:
     otherwise ``n_folds`` folds are generated with seed ``random_state``,
     stratified by energy (molecules sorted by T, each consecutive block of
     ``n_folds`` dealt to the folds at random).  Generated folds differ from the
-    published ones: say so with any result.
+    published ones: say so with any result.  Use :func:`qm7_fold_indices` for
+    the train/test indices of one fold.
+
+    Parameters
+    ----------
+    data_home : str, os.PathLike or None, default=None
+        The data folder (see :func:`get_data_home`).
+    download : bool, default=True
+        Download ``qm7.mat`` into ``data_home`` when no usable file is there.
+    n_folds : int >= 2, default=5
+        Number of folds (at most the number of molecules).
+    random_state : int, default=0
+        Seed of the generated folds (unused when the published folds are returned).
 
     Returns
     -------
-    Bunch with
-        R : (7165, 23, 3) float64, atom positions in angstrom (0 for padding)
-        Z : (7165, 23) uint8, nuclear charges (0 = padding atom)
-        T : (7165,) float64, atomization energies in kcal/mol
-        X : (7165, 23, 23) float64, Coulomb matrices (Hartree-like atomic units)
-        n_atoms : (7165,) int64, real atoms per molecule
-        folds : list of ``n_folds`` int64 arrays of test indices (a partition)
-        folds_source : "official (qm7.mat P)" or "generated (seed=<random_state>)"
-        source : "qm7.npz" or "qm7.mat"; X_source : "qm7.mat" or "computed from Z and R"
-        description : text
-    Use :func:`qm7_fold_indices` for the train/test indices of one fold.
+    data : sklearn.utils.Bunch
+        With the keys:
+
+        R : ndarray of shape (7165, 23, 3), float64
+            Atom positions in angstrom (0 for padding).
+        Z : ndarray of shape (7165, 23), uint8
+            Nuclear charges (0 = padding atom).
+        T : ndarray of shape (7165,), float64
+            Atomization energies in kcal/mol.
+        X : ndarray of shape (7165, 23, 23), float64
+            Coulomb matrices (Hartree-like atomic units).
+        n_atoms : ndarray of shape (7165,), int64
+            Real atoms per molecule.
+        folds : list of ``n_folds`` int64 arrays
+            Test indices of each fold (together a partition of the molecules).
+        folds_source : str
+            "official (qm7.mat P...)" or "generated (seed=<random_state>)".
+        source : str
+            "qm7.npz" or "qm7.mat".
+        X_source : str
+            "qm7.mat" or "computed from Z and R".
+        description : str
+            Text describing the arrays, the folds and the references.
+
+    Raises
+    ------
+    ValueError
+        ``n_folds`` exceeds the number of molecules.
+    DatasetNotFoundError
+        No usable file found (and ``download=False`` or the download failed).
+    DatasetChecksumError
+        A file's checksum does not match; it was not read.
+    DatasetFormatError
+        A file has the right checksum (or none) but unexpected content.
     """
     n_folds = check_int(n_folds, "n_folds", min_value=2)
     random_state = check_int(random_state, "random_state")
@@ -262,7 +308,22 @@ def load_qm7(data_home=None, download=True, n_folds=5, random_state=0) -> Bunch:
 
 
 def qm7_fold_indices(bunch, k):
-    """``(train_idx, test_idx)`` of fold ``k``: fold k is the test set, the other folds the training set."""
+    """``(train_idx, test_idx)`` of fold ``k``: fold k is the test set, the other folds the training set.
+
+    Parameters
+    ----------
+    bunch : mapping with "folds"
+        What :func:`load_qm7` returns.
+    k : int in [0, len(bunch["folds"]))
+        The test fold.
+
+    Returns
+    -------
+    train_idx : ndarray of int64
+        The other folds' indices, sorted.
+    test_idx : ndarray of int64
+        Fold ``k``'s indices, in the fold's order.
+    """
     try:
         folds = bunch["folds"]
     except (KeyError, TypeError, IndexError):

@@ -32,10 +32,23 @@ Reference: {reference}
 def rotate_images(images, angles, *, chunk_size=2048) -> np.ndarray:
     """Rotate each image about its centre by its angle (radians), bilinear, zero outside.
 
-    ``images``: (n, h, w) float array; ``angles``: (n,) radians.  Equal (to float
-    rounding) to ``scipy.ndimage.rotate(image, np.degrees(angle), reshape=False,
+    Equal (to float rounding) to ``scipy.ndimage.rotate(image, np.degrees(angle), reshape=False,
     order=1, mode="grid-constant")`` for each image, but vectorised over images
-    (62,000 MNIST digits take a few seconds on one core).  Returns float32.
+    (62,000 MNIST digits take a few seconds on one core).
+
+    Parameters
+    ----------
+    images : array-like of shape (n, h, w)
+        Real numbers (any real dtype; computed in float32), finite.
+    angles : array-like of shape (n,)
+        The angle of each image, in radians, finite.
+    chunk_size : int >= 1, default=2048
+        Images rotated at once (bounds the temporaries).
+
+    Returns
+    -------
+    ndarray of shape (n, h, w), float32
+        The rotated images.
     """
     chunk_size = check_int(chunk_size, "chunk_size", min_value=1)
     images = np.asarray(images)
@@ -100,16 +113,32 @@ def make_rotated_mnist(mnist_bunch, n_train=10000, n_valid=2000, n_test=50000, r
     ----------
     mnist_bunch : mapping with x_train, y_train, x_test, y_test
         As returned by :func:`load_mnist` (uint8 images (n, h, w)).
-    n_train, n_valid, n_test : int
-        Split sizes (published: 10,000 / 2,000 / 50,000); smaller for tests.
-    random_state : int, RandomState or None
+    n_train, n_valid, n_test : int >= 0, default=10000, 2000, 50000
+        Split sizes (the published ones by default); smaller for tests.
+    random_state : int, RandomState instance or None, default=0
+        Seed of the draws and angles.
 
     Returns
     -------
-    Bunch with x_train (n_train, h*w) float32 in [0, 1], y_train (n_train,) uint8,
-    x_valid, y_valid, x_test, y_test, angles (Bunch train/valid/test, radians),
-    mnist_index (Bunch train/valid/test: row of each digit in MNIST's training
-    set followed by its test set), source="regenerated", random_state, description.
+    data : sklearn.utils.Bunch
+        With the keys:
+
+        x_train : ndarray of shape (n_train, h*w), float32
+            Grey levels in [0, 1], rows of row-major images.
+        y_train : ndarray of shape (n_train,), uint8
+            The digit 0-9.
+        x_valid, y_valid, x_test, y_test
+            The same for the other two splits.
+        angles : Bunch of train, valid, test
+            The angle of each digit (float64 radians).
+        mnist_index : Bunch of train, valid, test
+            Row of each digit (int64) in MNIST's training set followed by its test set.
+        source : str
+            "regenerated".
+        random_state
+            The ``random_state`` given.
+        description : str
+            Text describing the arrays, their origin and the reference.
     """
     try:
         x_tr, y_tr = np.asarray(mnist_bunch["x_train"]), np.asarray(mnist_bunch["y_train"])
@@ -202,9 +231,14 @@ def load_rotated_mnist(data_home=None, source="auto", download=True, random_stat
                        n_train=None, n_valid=None, n_test=None) -> Bunch:
     """Load Rotated MNIST (Larochelle et al. 2007): 10,000 train, 2,000 validation, 50,000 test digits.
 
+    The official zip has no published checksum: its two tables' shape, pixel
+    range and labels are checked instead.
+
     Parameters
     ----------
-    source : {"auto", "official", "regenerated"}
+    data_home : str, os.PathLike or None, default=None
+        The data folder (see :func:`get_data_home`).
+    source : {"auto", "official", "regenerated"}, default="auto"
         "official": the published ``mnist_rotation_new.zip`` (its
         ``..._train_valid.amat``: first 10,000 rows train, last 2,000
         validation; ``..._test.amat``: 50,000 test rows), downloaded when
@@ -212,7 +246,9 @@ def load_rotated_mnist(data_home=None, source="auto", download=True, random_stat
         applied to :func:`load_mnist` (``download`` applies to MNIST).  "auto":
         official when the zip is already in the data folder (and no split size
         is given), else regenerated.
-    random_state : int
+    download : bool, default=True
+        Download the missing files (the zip, or MNIST for a regeneration) into ``data_home``.
+    random_state : int, RandomState instance or None, default=0
         Seed of the regeneration (ignored for the official files).
     n_train, n_valid, n_test : int, optional
         Split sizes of the regeneration (default 10,000 / 2,000 / 50,000); not
@@ -220,13 +256,39 @@ def load_rotated_mnist(data_home=None, source="auto", download=True, random_stat
 
     Returns
     -------
-    Bunch with x_train (10000, 784) float32 in [0, 1] (28x28 row-major),
-    y_train (10000,) uint8, x_valid (2000, 784), y_valid, x_test (50000, 784),
-    y_test, source ("official" or "regenerated"), description; when
-    regenerated also angles and mnist_index (see :func:`make_rotated_mnist`).
+    data : sklearn.utils.Bunch
+        With the keys:
 
-    The official zip has no published checksum: its two tables' shape, pixel
-    range and labels are checked instead.
+        x_train : ndarray of shape (10000, 784), float32
+            Grey levels in [0, 1] (28x28 images, row-major).
+        y_train : ndarray of shape (10000,), uint8
+            The digit 0-9.
+        x_valid : ndarray of shape (2000, 784), float32
+            Validation images.
+        y_valid : ndarray of shape (2000,), uint8
+            Validation labels.
+        x_test : ndarray of shape (50000, 784), float32
+            Test images.
+        y_test : ndarray of shape (50000,), uint8
+            Test labels.
+        source : str
+            "official" or "regenerated".
+        description : str
+            Text describing the arrays, their origin and the reference.
+
+        When regenerated, also ``angles``, ``mnist_index`` and ``random_state``
+        (see :func:`make_rotated_mnist`).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``source``, or split sizes with ``source="official"``.
+    DatasetNotFoundError
+        No usable file found (and ``download=False`` or the download failed).
+    DatasetChecksumError
+        An MNIST file's checksum does not match; it was not read.
+    DatasetFormatError
+        The zip (or MNIST) has unexpected content.
     """
     if source not in ("auto", "official", "regenerated"):
         raise ValueError(f"source must be 'auto', 'official' or 'regenerated'; got {source!r}")

@@ -25,25 +25,35 @@ def make_xperm(n_letters=8, length=5, targets=(0, 1)) -> Bunch:
 
     Parameters
     ----------
-    n_letters : int >= 2
+    n_letters : int >= 2, default=8
         Alphabet size; letters are 0 .. n_letters - 1.
-    length : int >= 1
-        Sequence length.
-    targets : sequence of distinct ints in [0, n_letters)
+    length : int >= 1, default=5
+        Sequence length (``n_letters ** length`` at most 2**24 sequences).
+    targets : sequence of distinct ints in [0, n_letters), default=(0, 1)
         A sequence is positive iff each of these letters occurs in it (anywhere).
 
     Returns
     -------
-    Bunch with
-        - X : (n_letters**length, length*n_letters) float64 one-hot rows, position
-          major: columns ``p*n_letters .. (p+1)*n_letters - 1`` hold the letter at position p
-        - y : (n,) int64, +1 if the sequence holds every target letter, else -1
-        - sequences : (n, length) int64, in lexicographic order (position 0 most significant)
-        - targets : tuple of the target letters
-        - description : text
+    data : sklearn.utils.Bunch
+        With the keys (n = ``n_letters ** length``):
+
+        X : ndarray of shape (n, length * n_letters), float64
+            One-hot rows, position major: columns ``p*n_letters .. (p+1)*n_letters - 1``
+            hold the letter at position p.
+        y : ndarray of shape (n,), int64
+            +1 if the sequence holds every target letter, else -1.
+        sequences : ndarray of shape (n, length), int64
+            In lexicographic order (position 0 most significant).
+        targets : tuple of int
+            The target letters.
+        description : str
+            Text describing the task.
     """
     n_letters = check_int(n_letters, "n_letters", min_value=2)
     length = check_int(length, "length", min_value=1)
+    # a single letter (targets=1) failed with "'int' object is not iterable"
+    if isinstance(targets, (str, bytes)) or not hasattr(targets, "__iter__"):
+        raise TypeError(f"targets must be a sequence of letters, e.g. (0, 1); got {targets!r}")
     if n_letters ** length > MAX_SEQUENCES:
         raise ValueError(f"n_letters ** length = {n_letters ** length} sequences exceeds the limit of "
                          f"{MAX_SEQUENCES}; use a smaller alphabet or shorter sequences")
@@ -74,9 +84,32 @@ def bag_of_words(sequences, n_letters) -> np.ndarray:
 
     This is the permutation-invariant summary of a sequence (the orbit of a
     sequence under permutations of its positions is determined by it).
+
+    Parameters
+    ----------
+    sequences : array-like of shape (n, length)
+        Integer letters in [0, n_letters), rows of equal length (e.g. ``make_xperm().sequences``).
+    n_letters : int >= 1
+        Alphabet size.
+
+    Returns
+    -------
+    ndarray of shape (n, n_letters), int64
+        Each row sums to ``length``.
+
+    Raises
+    ------
+    ValueError
+        ``sequences`` is not 2-D (ragged rows included) or holds letters outside [0, n_letters).
+    TypeError
+        ``sequences`` does not hold integers.
     """
     n_letters = check_int(n_letters, "n_letters", min_value=1)
-    seq = np.asarray(sequences)
+    try:
+        seq = np.asarray(sequences)
+    except ValueError as exc:  # numpy's "inhomogeneous shape" for rows of different lengths
+        raise ValueError(f"sequences must be 2-D (n, length), every row of the same length; got ragged rows "
+                         f"({exc})") from None
     if seq.ndim != 2:
         raise ValueError(f"sequences must be 2-D (n, length); got shape {seq.shape}")
     if not np.issubdtype(seq.dtype, np.integer):

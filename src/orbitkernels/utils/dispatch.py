@@ -24,7 +24,17 @@ _REGISTRY: dict = {}
 
 
 def is_dask_array(X):
-    """Whether ``X`` is a ``dask.array.Array``, without importing dask (it is loaded iff one exists)."""
+    """Whether ``X`` is a ``dask.array.Array``, without importing dask (it is loaded iff one exists).
+
+    Parameters
+    ----------
+    X : object
+        Anything.
+
+    Returns
+    -------
+    bool
+    """
     if not hasattr(X, "dask"):  # duck-typed first: the common numpy case costs one attribute look-up
         return False
     da = sys.modules.get("dask.array")
