@@ -237,3 +237,15 @@ def test_haar_kernel_with_a_callable_returning_nan_is_an_error():
     # the Gram matrix came back all NaN (OrbitNystroem refused the same kernel)
     with pytest.raises(ValueError, match="gave NaN or inf"):
         HaarKernel(ImageRotation((4, 4), n_angles=4), lambda a, b: float("nan"))(X16)
+
+
+@pytest.mark.parametrize("weights", [["1", "2", "3"], [True, False, True], [1 + 1j, 1, 1]])
+def test_cyclic_shift_weights_must_be_real_numbers(weights):
+    """q over the shifts: text was parsed as numbers and booleans kept as 0/1 in silence, as Discrete refuses them;
+    complex weights were cast with a warning."""
+    from orbitkernels.groups import CyclicShift
+
+    with pytest.raises(TypeError, match="weights must be real numbers"):
+        CyclicShift(3, weights=weights)
+    np.testing.assert_allclose(CyclicShift(3, weights=np.array([1, 2, 3], dtype=object)).weights_array,
+                               [1 / 6, 2 / 6, 3 / 6])
