@@ -15,13 +15,15 @@ __all__ = ["LINGSPAM_VERSIONS", "load_lingspam"]
 #: The corpus' four versions: plain, lemmatised, stop words removed, both.
 LINGSPAM_VERSIONS = ("bare", "lemm", "lemm_stop", "stop")
 _ARCHIVE = "lingspam_public.tar.gz"
+#: The dtype of ``counts``, read from the .npz or computed from the texts.
+_COUNTS_DTYPE = np.int32
 
 _DESCRIPTION = """Ling-Spam corpus, version {version!r} ({source}): {n} messages of the Linguist mailing list,
 {n_spam} of them spam, in the corpus' own 10 parts (for 10-fold cross-validation).
 Versions: bare (as is), lemm (lemmatised), stop (stop words removed), lemm_stop (both).
 
 texts: list of str, subject line then body; label: (n,) uint8, 1 = spam; part: (n,) uint8, 1-10;
-filename: (n,) str (spam files start with "spmsg"); counts: (n, n_words) scipy.sparse.csr_matrix of word
+filename: (n,) str (spam files start with "spmsg"); counts: (n, n_words) int32 scipy.sparse.csr_matrix of word
 counts, tokens split on whitespace, case kept ({counts_note}); vocab: (n_words,) str, column order of counts.
 Reference: I. Androutsopoulos, J. Koutsias, K. V. Chandrinos, G. Paliouras, C. D. Spyropoulos. An evaluation
 of naive Bayesian anti-spam filtering. Workshop on Machine Learning in the New Information Age, ECML 2000.
@@ -32,7 +34,7 @@ def _vectorizer():
     from sklearn.feature_extraction.text import CountVectorizer
 
     # The tokenisation of the stored bag of words: whitespace tokens, case kept, nothing dropped.
-    return CountVectorizer(tokenizer=str.split, lowercase=False, token_pattern=None, dtype=np.int32)
+    return CountVectorizer(tokenizer=str.split, lowercase=False, token_pattern=None, dtype=_COUNTS_DTYPE)
 
 
 def _decode(raw, where):
@@ -62,10 +64,11 @@ def _read_npz(path, version):
         vocab = check_array(a["bare_vocab"], "bare_vocab", ndim=1, source=src).astype(str)
         expect(shape == (n, len(vocab)), f"{src}: bare_counts_shape {shape} does not match {n} messages x "
                                          f"{len(vocab)} words")
-        check_array(a["bare_counts_data"], "bare_counts_data", ndim=1, source=src, kind="integer", low=0)
+        # one dtype whatever the file stores (int32, as computed from the texts); a count beyond int32 would wrap
+        data = check_array(a["bare_counts_data"], "bare_counts_data", ndim=1, source=src, kind="integer", low=0,
+                           high=np.iinfo(_COUNTS_DTYPE).max).astype(_COUNTS_DTYPE, copy=False)
         try:
-            counts = sp.csr_matrix((a["bare_counts_data"], a["bare_counts_indices"], a["bare_counts_indptr"]),
-                                   shape=shape)
+            counts = sp.csr_matrix((data, a["bare_counts_indices"], a["bare_counts_indptr"]), shape=shape)
             counts.check_format(full_check=True)
         except ValueError as exc:
             raise DatasetFormatError(f"{src}: invalid CSR arrays bare_counts_*: {exc}") from exc
@@ -123,10 +126,10 @@ def load_lingspam(data_home=None, version="bare", download=True) -> Bunch:
             The corpus' part, 1-10.
         filename : ndarray of shape (2893,), str
             File name (spam files start with "spmsg").
-        counts : scipy.sparse.csr_matrix of shape (2893, n_words)
+        counts : scipy.sparse.csr_matrix of shape (2893, n_words), int32
             Word counts: whitespace tokens, case kept; for "bare" 65,724 words,
-            read from the .npz when stored (int32 in this project's file), else
-            computed with the same tokenisation (int32).
+            read from the .npz when stored (any integer dtype there, cast to
+            int32), else computed with the same tokenisation. Always int32.
         vocab : ndarray of shape (n_words,), str
             The column order of ``counts`` (sorted).
         version : str
@@ -145,7 +148,8 @@ def load_lingspam(data_home=None, version="bare", download=True) -> Bunch:
     DatasetChecksumError
         A file's checksum does not match; it was not read.
     DatasetFormatError
-        A file has the right checksum (or none) but unexpected content.
+        A file has the right checksum (or none) but unexpected content (e.g. stored
+        counts that are not integers, negative, or beyond int32).
     """
     if version not in LINGSPAM_VERSIONS:
         raise ValueError(f"version must be one of {LINGSPAM_VERSIONS}; got {version!r}")

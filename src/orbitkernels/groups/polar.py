@@ -46,6 +46,16 @@ class PolarRotation(ImageRotation):
     max_radius : float, default=None
         Outer radius of the grid in pixels, > 0. None: ``min(H, W) / 2``, the
         inscribed disc: the corners are not seen by the polar path.
+
+    Attributes
+    ----------
+    angle : Uniform or VonMises
+        The law on the angle: the one given, else ``Uniform(-π, π)`` (as for
+        :class:`ImageRotation`), whose restriction to the grid is q.
+    angle_law : Uniform, VonMises or None
+        The ``angle`` argument as given (None for the default uniform q).
+    n_angles, n_radii, max_radius : int, int, float
+        The polar grid (``n_radii`` and ``max_radius`` with their defaults filled in).
     """
 
     def __init__(self, image_shape, n_angles=64, n_radii=None, angle=None, max_radius=None):
@@ -61,6 +71,10 @@ class PolarRotation(ImageRotation):
         if angle is not None and not isinstance(angle, (Uniform, VonMises)):
             raise TypeError(f"angle must be Uniform or VonMises (a density on the grid); got {angle!r}")
         self.angle_law = angle
+        # ImageRotation left Uniform(-π, π), which would misreport the law; safe to replace: a finite group's q
+        # is weights() alone, so sampling, is_haar and _unit_laws do not depend on .angle
+        if angle is not None:
+            self.angle = angle
         self._w = self._grid_weights()
 
     def _repr_args(self):

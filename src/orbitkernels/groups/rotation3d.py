@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from ..utils.validation import check_data
+from ..utils.validation import check_data, check_int
 from .base import Group, _as_generator, _randint, unit_points
 
 __all__ = ["Rotation3D", "FiniteRotation3D", "encode_molecules", "decode_molecules"]
@@ -108,8 +108,9 @@ class Rotation3D(Group):
 
     Parameters
     ----------
-    n_atoms : int, default=None
+    n_atoms : int >= 1, default=None
         Atoms per row (rows then have ``4 * n_atoms`` features); None accepts any multiple of 4.
+        Not an integer (a float, a bool): ``TypeError``; below 1: ``ValueError``.
     reflections : bool, default=False
         O(3): each element is a rotation, followed by the inversion x -> -x with probability 1/2.
     """
@@ -118,12 +119,11 @@ class Rotation3D(Group):
     permutes_coordinates = False
 
     def __init__(self, n_atoms=None, *, reflections=False):
-        if n_atoms is not None and (not isinstance(n_atoms, (int, np.integer)) or isinstance(n_atoms, bool)
-                                    or n_atoms < 1):
-            raise ValueError(f"n_atoms must be a positive integer or None; got {n_atoms!r}")
+        # a float or a bool is a TypeError and 0 a ValueError, as for every other count of the library
+        n_atoms = check_int(n_atoms, "n_atoms", min_value=1, allow_none=True)
         if not isinstance(reflections, (bool, np.bool_)):
             raise TypeError(f"reflections must be True or False; got {reflections!r}")
-        self.n_atoms = None if n_atoms is None else int(n_atoms)
+        self.n_atoms = n_atoms
         self.reflections = bool(reflections)
         self.n_params = 5 if self.reflections else 4
 

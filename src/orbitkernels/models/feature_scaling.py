@@ -97,9 +97,18 @@ def _refuse_text_and_complex(a, name):
     return a
 
 
+def _refuse_boolean_labels(y):
+    """Refuse booleans as labels: True would pass as +1 (and False fail as 0), almost surely a mistaken argument."""
+    # np.asarray([1, True]) is the numbers 1 and 1: a list is looked at item by item
+    arr = np.asarray(y, dtype=object) if isinstance(y, (list, tuple)) else np.asarray(y)
+    if arr.dtype == bool or (arr.dtype == object and any(isinstance(v, (bool, np.bool_)) for v in arr.flat)):
+        raise TypeError(f"y must hold the numbers -1 and +1, not booleans; got {y!r:.80}")
+    return y
+
+
 def _check_pm1(y, n):
     """Labels ``y`` as n floats in {-1, +1}: a scalar applies to every row, anything else needs one per row."""
-    y = np.asarray(_refuse_text_and_complex(y, "y"), dtype=np.float64)
+    y = np.asarray(_refuse_text_and_complex(_refuse_boolean_labels(y), "y"), dtype=np.float64)
     if y.ndim and y.shape != (n,):
         raise ValueError(f"y must be a scalar or 1-D with one label per row of X ({n}); got shape {y.shape}")
     y = np.broadcast_to(y, (n,))
@@ -118,6 +127,7 @@ def _check_w(w, d):
 
 
 def _check_label(y):
+    _refuse_boolean_labels(y)
     if y not in (-1, 1):
         raise ValueError(f"y must be -1 or +1; got {y!r}")
     return float(y)
@@ -135,7 +145,8 @@ def fscale_worst_case(x, y, w, K, l=0.0, u=1.0, *, return_scaling=False):
         The input. For a sparse row only its stored non-zeros are considered,
         in ``O(nnz log nnz)``.
     y : {-1, +1}
-        The label (a scalar; use :func:`worst_case_scaling` for one label per row).
+        The label, a number (a scalar; use :func:`worst_case_scaling` for one label per row). Booleans
+        are refused (``TypeError``).
     w : array of shape (d,)
         The linear model.
     K : int >= 0
@@ -158,6 +169,8 @@ def fscale_worst_case(x, y, w, K, l=0.0, u=1.0, *, return_scaling=False):
     ValueError
         For a y other than -1 or +1, a w of another length, NaN / inf, or bad ``K, l, u``
         (:func:`check_scaling_params`).
+    TypeError
+        For a boolean y (``True`` is not taken for +1).
 
     Notes
     -----
@@ -244,6 +257,7 @@ def worst_case_scaling(X, y, w, K, l=0.0, u=1.0):
     ----------
     X : array (n, d) or scipy.sparse matrix
     y : array (n,) of -1/+1, or a scalar applied to every row
+        Numbers; booleans are refused (``TypeError``).
     w : array (d,)
     K : int >= 0
     l, u : float, default l=0.0, u=1.0
@@ -330,7 +344,7 @@ def worst_case_attack(clf_or_w, X, K, mode="drop", l=None, u=None, y=None):
     l, u : float or None, default=None
         Only for ``mode="scale"`` (None: ``0.5`` and ``2``); with ``"drop"`` only None, 0 and 1.
     y : array (n,), optional
-        True labels (in ``clf.classes_``, or -1/+1 for a raw ``w``). When omitted
+        True labels (in ``clf.classes_``, or the numbers -1/+1, not booleans, for a raw ``w``). When omitted
         the attack pushes every row away from the model's own prediction
         (a score of exactly 0 counts as ``classes_[1]``).
 
