@@ -23,9 +23,11 @@ polar_accuracy         Rotated MNIST (regenerated, subset): test accuracy of the
 gemm_peak              template-path GFLOP/s vs a plain float32 numpy matmul of
                        the same shape (share of the measured peak)
 gicdf_mnist            GICDF at Mroueh's MNIST configuration CDF(50 bins, 500
-                       templates): images/s, float32 vs float64, cache-blocked
-                       pooling vs pooling whole chunks
+                       templates): images/s, float32 vs float64, fused kernels on
+                       and off, float32 with cache-blocked pooling vs the previous
+                       engine's float64 pooling of whole chunks
 fft_cyclic             CyclicShift((28, 28)), all 784 shifts: FFT vs GEMM path
+                       (LGIKA-RF and GICDF, s=100)
 qm7_lgika              QM7 LGIKA-RF (Montavon sampling, r=70, data side) for
                        s = 2k..10k on a subset: time per fold, scaling in s
 memory                 peak allocations (tracemalloc) of ``transform`` for growing N at a fixed budget
@@ -321,6 +323,13 @@ def bench_rotations_rf(quick=False):
     (:func:`_cos_bound` with ``fft=True``), the floor of any path that correlates by FFT;
     ``fraction_of_gemm_fft_cos_bound``: over that floor plus the polar path's per-frequency GEMM alone
     (:func:`_spectrum_gemm_bound`), the work the polar path cannot skip, so the rest is its own overhead.
+
+    Data: 512 MNIST digits rotated by uniform angles (the naive path on the first 64; quick: 64 and 16), γ = 0.02,
+    float32, ``output="cos"`` (s features). The naive path (``ImageRotation.act``'s r bilinear copies of each
+    image, scikit-learn's ``RBFSampler``, the mean) uses the template path's frequencies, offsets and 64 sampled
+    angles; the polar and default paths the same frequencies on the grid of 64 angles.
+    ``kernel_rel_error_vs_naive``: the Gram matrices' relative difference to the naive path's, beside that of
+    another seed's template path (the Monte-Carlo reference).
     """
     from sklearn.kernel_approximation import RBFSampler
 
@@ -496,6 +505,11 @@ def bench_rotations_nystroem(quick=False):
     while K_ZZ^{-1/2} is the Cartesian base kernel's (Raj Eq. 8), and the ill-conditioned map amplifies the
     difference (0.2-0.35 here); accuracy is not affected (``benchmarks/probes/perf/nystroem_polar_metric.py``:
     0.9255 against 0.927 for the Cartesian Gaussian, 0.926 with K_ZZ in the polar metric as well).
+
+    Data: MNIST digits rotated by uniform angles, 2100 to fit (the landmarks among them) and 512 timed (the
+    naive path on the first 64; quick: s = 300 landmarks, 64 and 16 timed), γ = 0.02. Also timed: the template
+    GEMM path with scikit-learn's float64 ``rbf_kernel`` (the engine before 2026-11-25) against its own float32
+    dot products.
     """
     from sklearn.metrics.pairwise import rbf_kernel
 
@@ -576,10 +590,12 @@ def bench_rotations_nystroem(quick=False):
 def bench_polar_accuracy(quick=False):
     """Accuracy of the polar path vs the direct paths on regenerated Rotated MNIST (a subset).
 
-    Same learner (RidgeClassifierCV) on LGIKA-RF features (Raj Eq. 7) with Haar q:
+    Same learner (RidgeClassifierCV, α by 3-fold CV) on LGIKA-RF features (Raj Eq. 7) with Haar q:
     direct template GEMM with r sampled angles (ImageRotation), direct warp GEMM
-    at the A grid angles (PolarRotation, fast_path="none"), polar FFT path, and
-    no group at all.
+    at the A grid angles (PolarRotation, fast_path="none"), polar FFT path (also
+    with the fused kernels off, when numba is installed), and no group at all.
+    3000 training and 2000 test digits, s = 1500 frequencies (cos and sin), r = A = 64,
+    γ = 0.02 (quick: 500 / 500, s = 500, r = 32); test accuracy and feature time.
     """
     from sklearn.linear_model import RidgeClassifierCV
 
@@ -673,7 +689,13 @@ def _transform_chunks(est, X):
 
 
 def bench_gemm_peak(quick=False):
-    """Template path GFLOP/s (2 N d s r / time) as a share of a plain float32 matmul of the same shape."""
+    """Template path GFLOP/s (2 N d s r / time) as a share of a plain float32 matmul of the same shape.
+
+    N = 1024 MNIST digits (quick: 256), d = 784, s = 500 templates, r = 64 sampled rotations (GEMM path): the
+    whole ``transform`` of LGIKA-RF (cos and sin) and of GICDF(50 bins), and its GEMM alone on the same chunks
+    (``share_of_peak_gemm_only``; the rest of the time is pooling), each against ``X @ B`` with B of shape
+    (d, s·r), in the same round-robin rounds; with the fused kernels off too, when numba is installed.
+    """
     from .backends import numba_available
     from .features import OrbitFourierFeatures
     from .groups import ImageRotation
@@ -726,7 +748,14 @@ def bench_gemm_peak(quick=False):
 
 # --------------------------------------------------------------------------- 3
 def bench_gicdf_mnist(quick=False):
-    """GICDF, Mroueh §6 MNIST (Fig. 2): CDF(50 bins, 500 templates), templates rotated in ±20° and shifted by ±3 px."""
+    """GICDF, Mroueh §6 MNIST (Fig. 2): CDF(50 bins, 500 templates), templates rotated in ±20° and shifted by ±3 px.
+
+    N = 1024 MNIST digits (quick: 256), 64 sampled group elements (the paper gives no |G|): images/s of
+    ``transform`` in float32 and in float64, each with the fused kernels on and off (when numba is installed),
+    and in float64 with the previous engine's NumPy pooling of whole budget-sized chunks.
+    ``speedup_float32_blocked_vs_previous`` is float32 over that previous float64 pooling (precision and blocking
+    together).
+    """
     from .backends import numba_available
     from .features import GroupCDFFeatures
     from .features import _engine
@@ -771,7 +800,9 @@ def bench_fft_cyclic(quick=False):
     The GEMM path (the 784 shifted templates, one GEMM: what augmenting costs) is the direct
     reference; the FFT path runs with the fused kernels and without (``use_numba(False)``), all
     in the same round-robin rounds. ``fraction_of_cos_bound`` (LGIKA-RF): images/s over the fused
-    cosine's alone over the s·784 similarities of an image.
+    cosine's alone over the s·784 similarities of an image. N = 256 MNIST digits (quick: 64), s = 100
+    (LGIKA-RF: 100 frequencies; GICDF: 100 templates, 25 bins), float32; ``max_abs_diff`` between the two paths'
+    features.
     """
     from .backends import numba_available
     from .features import GroupCDFFeatures, OrbitFourierFeatures
@@ -807,7 +838,12 @@ def bench_fft_cyclic(quick=False):
 
 # --------------------------------------------------------------------------- 4
 def bench_qm7_lgika(quick=False):
-    """QM7 LGIKA-RF (Raj §4.1): Montavon permutations (r = 70, data side), s = 2k..10k, ridge per fold."""
+    """QM7 LGIKA-RF (Raj §4.1): Montavon permutations (r = 70, data side), s = 2k..10k, ridge per fold.
+
+    On 1500 random molecules (quick: 300, s = 2k and 4k), a fifth of them the test fold: per s (frequencies, with
+    cos and sin), the feature time, the ``RidgeCV`` fit time and the test MAE, with γ = 1 / median(||x||)², and
+    the exponent of the feature time in s. The extrapolation to all 7165 molecules is linear in N and labelled so.
+    """
     from sklearn.linear_model import RidgeCV
 
     from .datasets import load_qm7
@@ -870,7 +906,12 @@ print(json.dumps({"n": n, "peak_mb": peak / 2**20, "input_mb": X.nbytes / 2**20,
 
 
 def bench_memory(quick=False):
-    """Peak memory that transform allocates vs N at a fixed max_memory_mb (tracemalloc, a fresh process per N)."""
+    """Peak memory that transform allocates vs N at a fixed max_memory_mb (tracemalloc, a fresh process per N).
+
+    ``OrbitFourierFeatures(output="cos")`` with s = 500 and 64 rotations on random 784-pixel rows, on the polar
+    and the GEMM path, N = 1000 to 32000 (quick: 500 to 8000), ``max_memory_mb=64``; the working memory is the
+    peak less the output, against what augmenting the data would hold (N x 64 x 784 float32).
+    """
     budget = 64.0
     ns = (500, 2000, 8000) if quick else (1000, 4000, 16000, 32000)
     out = {"config": {"max_memory_mb": budget, "s": 500, "r": 64, "d": 784,
@@ -960,6 +1001,8 @@ def bench_rotated_mnist_full(quick=False, backend="numpy", device=None):
     fraction and extrapolates (features linear in N; the ridge fit by its flop
     count), labelled as such. ``backend="torch", device="cuda"``: the features on that device
     (``benchmarks/gpu_check.py``; the ridge stays on the CPU), without the CPU floors.
+    The features are s = 7000 frequencies with ``output="cos"`` (7000 features; the reproduction's D = 14000
+    adds the sines), γ = 0.02, float32, on the polar FFT path; the learner is RidgeClassifier's model.
     """
     from sklearn.preprocessing import LabelBinarizer
 
@@ -1064,7 +1107,8 @@ def bench_invariant_svm(quick=False):
     scikit-learn's 8x8 digits (no download), pixels in [0, 1], sampled shifts ``ImageTranslation(shift=Normal(1))``
     as the invariance set (K transformations + the identity), ``qp_solver="clarabel"`` (the default where quadprog
     is not installed, named so that every QP is clarabel's either way), the estimator's defaults otherwise. Each K
-    fits once per path, interleaved; the two fits must agree to the bit (the same QPs reach clarabel either way).
+    fits once per path, interleaved; ``identical`` records whether the two fits agree to the bit (they should: the
+    same QPs reach clarabel either way). 200 digits, K = 10 and 50 (quick: 60 digits, K = 4).
     """
     import warnings
 
@@ -1333,6 +1377,8 @@ VARIANTS = {
     ],
 }
 
+#: The benchmarks ``orbitkernels bench`` runs, name -> function ``f(quick=False) -> dict`` of results, in the order
+#: they run; the module docstring's table says what each measures.
 BENCHMARKS = {
     "rotations_rf": bench_rotations_rf,
     "rotations_nystroem": bench_rotations_nystroem,
@@ -1388,7 +1434,21 @@ def _pct(x):
 
 
 def summarize(name, res):
-    """One line of the key ratios of a benchmark's ``results`` (what the CLI prints and the docs show)."""
+    """One line of the key ratios of a benchmark's ``results`` (what the CLI prints and the docs show).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`BENCHMARKS`.
+    res : dict
+        That benchmark's ``results`` (a record's ``"results"``).
+
+    Returns
+    -------
+    str
+        The line; "(no summary: ...)" for results that lack a number it reads (an older file), "" for an
+        unknown ``name``.
+    """
     try:
         if name == "rotations_rf":
             sp, fps = res["speedup_vs_naive"], res["features_per_s"]
@@ -1503,7 +1563,24 @@ def summarize(name, res):
 
 
 def render_markdown(results_dir="results/bench", quick=False):
-    """``docs/performance.md``: one section per benchmark from ``<results_dir>/<name>.json``."""
+    """``docs/performance.md``: one section per benchmark from ``<results_dir>/<name>.json``.
+
+    Each section gives the first line of the benchmark's docstring, its summary line, the run's wall time,
+    load and threads, and the variants tried; "Not run yet" without the file. Then the GPU check's section
+    (``gpu.json``), when not ``quick``.
+
+    Parameters
+    ----------
+    results_dir : str or path, default="results/bench"
+        The folder of the records.
+    quick : bool, default=False
+        Read the ``<name>_quick.json`` records instead.
+
+    Returns
+    -------
+    str
+        The page (Markdown).
+    """
     root = Path(results_dir)
     lines = ["# Performance", "",
              "Generated by `orbitkernels report` from `results/bench/*.json` (written by `orbitkernels bench`). "
@@ -1594,12 +1671,33 @@ def _warm_heap():
 
 
 def run_benchmarks(names=None, quick=False, out_dir=None):
-    """Run the named benchmarks (all by default); write ``<out_dir>/<name>.json``; return {name: result}.
+    """Run the named benchmarks (all by default); write ``<out_dir>/<name>.json``; return {name: record}.
 
-    ``out_dir`` defaults to ``results/bench`` under the current directory.
     Benchmarks run with ``ORBITKERNELS_BENCH_THREADS`` BLAS threads and FFT workers (default 1:
     the machine is shared) and record the load average around each run; full runs keep
     their heap warm (:func:`_warm_heap`), which each record's environment states.
+
+    Parameters
+    ----------
+    names : str or list of str, default=None
+        Keys of :data:`BENCHMARKS` (one name or several); None runs them all, in that order.
+    quick : bool, default=False
+        Shrink every size (a pipeline check); the files are then ``<name>_quick.json``.
+    out_dir : str or path, default=None
+        Where the files go (made as needed); None: ``results/bench`` under the current directory.
+
+    Returns
+    -------
+    dict
+        ``{name: record}``, each record what its file holds: ``benchmark``, ``quick``, ``wall_s``,
+        ``loadavg_before``, ``loadavg_after``, ``environment``, ``results`` (the benchmark's numbers),
+        ``variants`` (``VARIANTS[name]``), ``doc`` (the benchmark's docstring) and ``summary``
+        (:func:`summarize`).
+
+    Raises
+    ------
+    ValueError
+        For a name that is not a benchmark (before any is run).
     """
     names = list(BENCHMARKS) if names is None else ([names] if isinstance(names, str) else list(names))
     unknown = [n for n in names if n not in BENCHMARKS]

@@ -1,9 +1,12 @@
-"""Reproductions of the three papers, one module per paper.
+"""Reproductions of the three papers, one module per paper (and ``molecules3d``, beyond the papers).
 
 Each module exposes ``EXPERIMENTS``: a mapping from an experiment name to a
 function ``run(quick=False, out_dir=None, resume=True, seed=0, download=False) -> dict`` that
-writes ``results/<paper>/<name>.json`` (and a PNG beside it) through
+writes ``<out_dir>/<paper>/<name>.json`` (``<name>_quick.json`` under ``quick``; ``out_dir`` defaults to
+``$ORBITKERNELS_RESULTS`` or ``./results``) and a PNG beside it through
 :class:`orbitkernels.experiments._runner.ExperimentRun`, and returns the result.
+The ``raj2017`` and ``molecules3d`` runs also take ``config``, the name of one of their
+configurations (``CONFIGS``), and ``raj2017``'s ``cifar10`` takes ``data``, the images themselves.
 ``download=True`` lets the dataset loaders fetch missing files; by default nothing
 touches the network and a missing dataset raises ``DatasetNotFoundError``.
 """
@@ -15,6 +18,7 @@ import os
 
 import numpy as np
 
+#: The reproductions: paper (the name ``orbitkernels reproduce`` takes) -> the module that runs its experiments.
 PAPERS = {
     "mroueh2015": "orbitkernels.experiments.mroueh2015",
     "raj2017": "orbitkernels.experiments.raj2017",
@@ -33,7 +37,24 @@ def page_of(paper: str) -> str:
 
 
 def get_experiments(paper: str) -> dict:
-    """Return the ``EXPERIMENTS`` mapping of ``paper`` (one of :data:`PAPERS`)."""
+    """Return the ``EXPERIMENTS`` mapping of ``paper``.
+
+    Parameters
+    ----------
+    paper : str
+        One of :data:`PAPERS`: "mroueh2015", "raj2017", "teo2007" or "molecules3d".
+
+    Returns
+    -------
+    dict
+        Experiment name -> its ``run`` function (see the module docstring), in the order
+        ``orbitkernels reproduce <paper>`` runs them and ``--list`` prints them.
+
+    Raises
+    ------
+    ValueError
+        For a ``paper`` that is not a key of :data:`PAPERS`.
+    """
     if paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; choose one of {sorted(PAPERS)}")
     module = importlib.import_module(PAPERS[paper])

@@ -40,11 +40,13 @@ class RidgePath:
         self.lambdas = np.asarray(lambdas, dtype=float)
 
     def fit(self, F, Y):
+        """Fit every λ on the rows ``F`` (n, D) and targets ``Y`` (n,) or (n, k); returns self."""
         n = len(F)
         self.path_ = _RidgePath(self.lambdas * n).fit(F, Y)  # λ n ||w||² is α ||w||² with α = λ n
         return self
 
     def predict(self, F):
+        """Predictions for the rows ``F``, one per λ: (n_lambdas, n_new, n_targets), n_targets 1 for a 1-D Y."""
         return self.path_.predict(F)
 
 

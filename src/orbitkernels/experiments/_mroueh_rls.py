@@ -112,17 +112,36 @@ def rls_fit_predict(F_train, y_train, F_test, *, classes=None, kernel=False, eig
 
     Parameters
     ----------
-    F_train : (N, D) features, or (N, N) Gram matrix with ``kernel=True``
-    y_train : (N,) labels
-    F_test : (M, D) features, or (M, N) test-train Gram matrix with ``kernel=True``
-    classes : labels in a fixed order (default: sorted unique of y_train)
+    F_train : array-like of shape (N, D), or (N, N) with ``kernel=True``
+        Training features, or their Gram matrix (centred in feature space here).
+    y_train : array-like of shape (N,)
+        Labels.
+    F_test : array-like of shape (M, D), or (M, N) with ``kernel=True``
+        Test features, or the test-train Gram matrix.
+    classes : sequence, default=None
+        The labels in a fixed order (None: the sorted unique values of ``y_train``); two classes give one ±1
+        column, more one-vs-all columns.
+    kernel : bool, default=False
+        Whether ``F_train`` and ``F_test`` are Gram matrices.
+    eig_limit : int, default=3000
+        Leave-one-out selection on ``rels`` when min(N, D) (N for a Gram matrix) is at most this; else the
+        80/20 hold-out on ``holdout_rels``.
+    rels : array-like, default=None
+        Relative λ grid of the leave-one-out selection (None: :data:`LOO_GRID`).
+    holdout_rels : array-like, default=None
+        Relative λ grid of the hold-out selection (None: :data:`HOLDOUT_GRID`).
+    holdout_fraction : float, default=0.2
+        Share of the training rows held out.
+    seed : int, default=0
+        Seed of the hold-out split (unused by the leave-one-out selection).
 
     Returns
     -------
-    dict with ``pred`` (M,) labels, ``rel_lambda`` (chosen relative value),
-    ``lambda`` (the paper's λ of (1/N)||Y-ΦW||² + λ||W||²), ``selection``
-    ("loo" or "holdout"), ``val_accuracy`` (LOO or hold-out accuracy at the choice)
-    and ``solver`` ("primal" or "dual").
+    dict
+        ``pred`` (M,) labels, ``rel_lambda`` (chosen relative value),
+        ``lambda`` (the paper's λ of (1/N)||Y-ΦW||² + λ||W||²), ``selection``
+        ("loo" or "holdout"), ``val_accuracy`` (LOO or hold-out accuracy at the choice)
+        and ``solver`` ("primal" or "dual").
     """
     y_train = np.asarray(y_train)
     classes = np.unique(y_train) if classes is None else np.asarray(classes)
@@ -279,7 +298,9 @@ def gurls_loo_rls(K_train, y_train, K_test, *, classes=None, n_lambda=20):
 
     Returns a dict with ``pred`` (M,) labels, ``lambdas`` (T,) the λ of each class in the paper's convention
     ((1/N)||Y - ΦW||² + λ||W||²), ``val_accuracy`` the leave-one-out accuracy of the per-class choice (each
-    column's leave-one-out scores at its own λ), ``loo_recall`` (n_lambda, T) and ``guesses`` (n_lambda,).
+    column's leave-one-out scores at its own λ), ``loo_recall`` (n_lambda, T), ``guesses`` (n_lambda,) and
+    ``selection`` ("gurls-loo"); T is 1 for two classes (one ±1 column). A ``ValueError`` for a ``K_train`` that
+    is not (N, N), a ``K_test`` without N columns, or a Gram matrix without an eigenvalue above the threshold.
     """
     y_train = np.asarray(y_train)
     classes = np.unique(y_train) if classes is None else np.asarray(classes)
@@ -309,7 +330,8 @@ def gurls_loo_rls(K_train, y_train, K_test, *, classes=None, n_lambda=20):
 
 
 def one_nn_accuracy(F_train, y_train, F_test, y_test, chunk=4096):
-    """Accuracy of the 1-nearest-neighbour rule (Euclidean) on ``F_test``."""
+    """Accuracy of the 1-nearest-neighbour rule (Euclidean) on ``F_test`` against ``y_test``, a float in [0, 1]
+    (ties to the first training row; ``chunk`` test rows at a time)."""
     A = np.asarray(F_train, dtype=np.float64)
     a2 = np.einsum("ij,ij->i", A, A)
     y_train = np.asarray(y_train)

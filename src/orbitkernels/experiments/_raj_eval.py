@@ -4,8 +4,10 @@ Raj et al. 2017, §4: every feature map is followed by (i) a linear RLS / ridge
 model and (ii) a Gaussian kernel on top of the features approximated by random
 Fourier features (the "2nd layer RF", here scikit-learn's ``RBFSampler``), then RLS.
 Hyper-parameters (the base kernel's γ, the 2nd layer's γ₂ and λ) are chosen on
-the training data only: inner k-fold CV for QM7, the validation split for
-Rotated MNIST.
+the training data only: for QM7 by inner k-fold CV (:func:`inner_cv_select`) or exact
+leave-one-out (:func:`loo_select`, the configurations with ``inner_k="loo"``) on the
+training folds, for the image tables on the validation split (:func:`holdout_select`).
+:class:`WideLayer2` is the 2nd layer at the paper's width, used through Gram matrices.
 """
 from __future__ import annotations
 
@@ -57,6 +59,7 @@ def sq_dists(F, rows, cols, dtype=np.float64, block=4096):
 
 
 def regression_scores(pred, y):
+    """``{"rmse": ..., "mae": ...}`` of the predictions ``pred`` against ``y`` (plain floats)."""
     err = np.asarray(pred, float).ravel() - np.asarray(y, float).ravel()
     return {"rmse": float(np.sqrt(np.mean(err ** 2))), "mae": float(np.mean(np.abs(err)))}
 
@@ -211,6 +214,7 @@ class LooRidge:
         self.fit_intercept = fit_intercept
 
     def fit(self, F, y):
+        """Fit every λ on ``F`` (n, D) and ``y`` (n,); sets ``loo_rmse_`` (per λ) and ``best_`` (its argmin)."""
         n = len(F)
         self.path_ = RidgePathSolver(self.lambdas * n, fit_intercept=self.fit_intercept).fit(
             F, np.asarray(y, dtype=np.float64).ravel())

@@ -11,8 +11,9 @@ keep each other's cells: every save takes in, under a lock on the folder, the ce
 the other wrote since (:meth:`ExperimentRun._save_partial`).
 
 Stored cells are reused only when the file that holds them was made with the same
-configuration *and* the same library version: a number is never re-stamped with
-a version that did not compute it. One line on stderr says what was kept and
+configuration (or, for an experiment that gives a ``cell_scope``, the same part of it
+that the cell depends on) *and* the same library version: a number is never re-stamped
+with a version that did not compute it. One line on stderr says what was kept and
 what is recomputed, and why.
 """
 from __future__ import annotations
@@ -120,9 +121,11 @@ def headline(name, ours, paper=None, better="higher", **extra):
     """One key cell of a table: our number beside the paper's.
 
     ``better`` is "higher", "lower", or "closer" for a quantity that should
-    match the paper's; ``tolerance`` (for "closer", default 10% of the paper's
-    value; for "higher"/"lower", default 0) is how far on the wrong side still
-    counts as a match (a fitted slope against a predicted rate, say).
+    match the paper's (anything else is a ``ValueError``); ``paper=None``: no number
+    to compare with. The keyword arguments ``extra`` are stored in the cell as they are:
+    ``tolerance`` (for "closer", default 10% of the paper's value; for "higher"/"lower",
+    default 0) is how far on the wrong side still counts as a match (a fitted slope
+    against a predicted rate, say); others (``note``, ``row``) are kept in the results file.
     """
     if better not in ("higher", "lower", "closer"):
         raise ValueError(f"better must be 'higher', 'lower' or 'closer'; got {better!r}")
@@ -162,7 +165,8 @@ class ExperimentRun:
     quick : bool
         Tiny configuration for tests; written under a separate name.
     resume : bool
-        Reuse cells of an earlier interrupted run with the same configuration.
+        Reuse the cells of an earlier run: its partial file (an interrupted run), else its finished results
+        file, when made with the same configuration (see ``cell_scope``) and library version.
     cell_scope : callable, optional
         ``cell_scope(config, key)`` -> the part of a configuration that the cell ``key`` depends on (any
         JSON-able value). With it, a run whose configuration changed elsewhere (a configuration added to a
@@ -264,12 +268,15 @@ class ExperimentRun:
     # -- cells -------------------------------------------------------------
     @staticmethod
     def key(*parts) -> str:
+        """A cell's key: the parts as strings joined by "|" (``key("fig1", 3)`` is ``"fig1|3"``)."""
         return "|".join(str(p) for p in parts)
 
     def has(self, key) -> bool:
+        """Whether cell ``key`` is stored (computed by this run or kept from the one it resumed)."""
         return key in self.cells
 
     def get(self, key):
+        """The stored value of cell ``key`` (a ``KeyError`` when it is not stored)."""
         return self.cells[key]
 
     def cell(self, key, compute):

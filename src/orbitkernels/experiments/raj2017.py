@@ -6,10 +6,16 @@ LGIKA features are the random Fourier (Eq. 7, :class:`OrbitFourierFeatures`) and
 :class:`OrbitNystroem`) approximations of the local invariant kernel
 k_{q,G}(x, x') = E_{g,g'~q} k(gx, g'x') (Eq. 3) with a Gaussian base kernel k.
 
-Each experiment is ``run(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False)``; ``config``
-(or the environment variable ``ORBITKERNELS_RAJ2017_CONFIG``) names one of the configurations in
-``CONFIGS[<experiment>]``: "reduced" (default; fits a shared 2-core CPU) or "full" (the paper's sizes, for
-a large machine). ``quick=True`` is a tiny configuration for the tests.
+Each experiment is ``run(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False)``
+(``run_cifar10`` also takes ``data``); ``config`` (or the environment variable ``ORBITKERNELS_RAJ2017_CONFIG``)
+names one of the configurations in ``CONFIGS[<experiment>]``: "reduced" (default; sized for a shared 2-core CPU,
+with a time budget per invocation where it sets ``time_budget_s``: cells past it wait for the next run, which
+resumes) or "full" (for a large machine: the paper's sizes for Rotated MNIST and CIFAR-10; QM7's "full" has D =
+10000 features, 5k frequencies on the RF rows, where "reduced" runs them at the paper's 10k frequencies, D =
+20000). ``quick=True`` is a tiny configuration for the tests. The protocols: QM7 on five folds, γ and λ chosen
+on the training folds (:func:`run_qm7`); Figure 1's error against the number of features on a subset of QM7
+(:func:`run_kernel_approx`); Rotated MNIST on its 10k / 2k / 50k split and CIFAR-10 on random subsets of its own
+splits, the group law, γ and λ chosen on the validation split (:func:`run_rotated_mnist`, :func:`run_cifar10`).
 """
 from __future__ import annotations
 
@@ -128,6 +134,7 @@ class Method:
 
     @property
     def laplacian(self):
+        """Whether the base kernel is the Laplacian (γ = factor / median L1 distance) rather than the Gaussian."""
         return self.kernel == "laplacian"
 
     def counterpart(self, feature_map):
@@ -139,10 +146,12 @@ class Method:
 
     @property
     def group_sampling(self):
+        """How the row's group elements are drawn: its ``sampling``, else the papers' i.i.d. draws."""
         return self.sampling or PAPER_SAMPLING
 
     @property
     def frequency_sampling(self):
+        """How an RF row's frequencies are drawn: its ``frequencies``, else the paper's i.i.d. Gaussian draws."""
         return self.frequencies or PAPER_FREQUENCIES
 
 
@@ -770,7 +779,16 @@ def _qm7_lambdas(cfg):
 
 
 def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
-    """Table 1: RMSE (and MAE) on QM7 over five folds, hyper-parameters by inner CV on the training folds."""
+    """Table 1: RMSE (and MAE) on QM7 over five folds, hyper-parameters by inner CV on the training folds.
+
+    The folds are :func:`~orbitkernels.datasets.load_qm7`'s (the published split when ``qm7.mat`` provides it,
+    else five generated with ``fold_seed``); the inner selection is exact leave-one-out where the configuration
+    says ``inner_k="loo"`` ("reduced"), else ``inner_k``-fold CV ("full": 3). The rows are the configuration's
+    ``methods`` (:data:`METHODS`) at D = ``feature_dims`` (plus ``extra_dims`` / ``dims_by_method``), the feature
+    rows but GICDF each with its 2nd RF layer (:func:`qm7_plan`); then the rows beyond the paper
+    (:data:`QM7_BEYOND`, no 2nd layer), and on the rows that ``layer2_exact``, ``layer2_paper`` and
+    ``layer2_orthogonal`` name, the exact Gaussian hyperkernel and the 2nd RF layer at the paper's width.
+    """
     _check_run_args(quick, out_dir, resume, seed, download)
     cname, cfg = _pick_config("qm7", quick, config)
     plan, beyond = qm7_plan(cname, cfg)
@@ -843,7 +861,8 @@ def run_qm7(quick=False, out_dir=None, resume=True, seed=0, config=None, downloa
 
 def qm7_hyper_plan(cfg, part="layer2_exact"):
     """The exact-hyperkernel cells ``[(method, D, fold), ...]``: each row of ``layer2_exact["rows"]`` ("method|D")
-    on every fold (``part="layer2_paper"``: the cells of the 2nd RF layer at the paper's width)."""
+    on every fold (``part="layer2_paper"`` / ``"layer2_orthogonal"``: the cells of the 2nd RF layer at the paper's
+    width, with i.i.d. / orthogonal frequencies); [] when the configuration has no such part."""
     rows = (cfg.get(part) or {}).get("rows", [])
     return [(m, int(d), k) for m, d in (r.split("|") for r in rows) for k in range(cfg["n_folds"])]
 
@@ -1359,7 +1378,9 @@ def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=Non
     """Figure 1: normalised spectral / Frobenius error of the LGIKA-RF Gram matrix vs the number of features.
 
     The reference ("exact") kernel is :class:`HaarKernel` with r_exact = 70 Montavon permutations drawn once
-    (as in the paper); the RF maps draw their own r ∈ {20, 40} permutations and D/2 frequencies.
+    (as in the paper); the RF maps draw their own r ∈ {20, 40} permutations and D/2 frequencies, D = 2 x
+    ``n_freqs``. On ``n_molecules`` random QM7 molecules ("reduced": 500, D up to 6400, 3 repeats; "full": 1000,
+    D up to 12800, 5 repeats; the paper gives neither), γ = ``gamma_factor`` / median squared distance.
     """
     _check_run_args(quick, out_dir, resume, seed, download)
     from ..datasets import load_qm7
@@ -1968,7 +1989,13 @@ def rotated_mnist_split(download=False, **sizes):
 
 
 def run_rotated_mnist(quick=False, out_dir=None, resume=True, seed=0, config=None, download=False):
-    """Table 2 on the REGENERATED Rotated MNIST (official files unavailable): 10k train, 2k validation, 50k test."""
+    """Table 2 on Rotated MNIST: 10k train, 2k validation, 50k test (:func:`rotated_mnist_split`).
+
+    The official files when ``mnist_rotation_new.zip`` is in the data folder, else the set regenerated from MNIST
+    following Larochelle et al. 2007 (``load_rotated_mnist(source="auto")``; the quick configuration's small
+    split sizes are always regenerated). The angle law and γ are chosen on the validation split with LGIKA-RF at
+    ``select_dim`` features, λ per row on it, then every row is refit on train + validation and tested.
+    """
     _check_run_args(quick, out_dir, resume, seed, download)
     cname, cfg = _pick_config("rotated_mnist", quick, config)
     _check_image_environment("rotated_mnist", cfg)
@@ -2061,7 +2088,13 @@ def cifar_group(cfg, image_shape=(32, 32, 3)):
 
 def run_cifar10(quick=False, out_dir=None, resume=True, seed=0, config=None, data=None, download=False):
     """Table 3 (CIFAR-10). ``data``: a mapping like :func:`load_cifar10`'s result (the tests pass a tiny fake);
-    otherwise the loader is called, and its clear error propagates when the archive is missing."""
+    otherwise the loader is called, and its clear error propagates when the archive is missing.
+
+    ``n_train`` + ``n_valid`` images drawn at random from CIFAR-10's training set and ``n_test`` from its test set
+    ("full": 45k / 5k / 10k, the paper's s = 10k templates (D = 20000), r = 50 and 30k 2nd-layer templates;
+    "reduced": 5k / 1k / 2k, D = 2000, r = 10), pixels scaled to unit norm (§4.3's normalised intensities); γ
+    chosen on the validation split, λ per row, refit on train + validation.
+    """
     _check_run_args(quick, out_dir, resume, seed, download)
     from ..datasets import load_cifar10
 
@@ -2277,7 +2310,8 @@ def _page_tables(name, data, root, quick):
 def render_markdown(results_dir=None, quick=False) -> str:
     """docs/reproductions/raj2017.md, generated from ``results/raj2017/*.json`` (nothing typed by hand).
 
-    ``results_dir`` is the results root (``results``) or its ``raj2017`` folder; the page is laid out by
+    ``results_dir`` is the results root (None: :func:`~orbitkernels.experiments._runner.default_results_dir`) or
+    its ``raj2017`` folder; ``quick`` renders the ``<name>_quick.json`` files the tests write; the page is laid out by
     :func:`~orbitkernels.experiments.report.render_paper_page`, this paper giving its intro, run facts,
     headline, tables and notes.
     """

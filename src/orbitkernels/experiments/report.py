@@ -148,7 +148,9 @@ def render_results(results_dir="results"):
 
 
 def render_readme_block(results_dir="results"):
-    """The README's results table: every headline cell that has a paper number, plus each bench summary.
+    """The README's results table: every headline cell that has a number to compare with (the benchmarks' files
+    left out), after a line counting how many cells of the three papers meet their number; without any such
+    cell, a line saying how to make results.
 
     Short on purpose; the full tables are in ``docs/results.md`` and ``docs/reproductions/``.
     """
@@ -383,6 +385,7 @@ class ProbeFile:
         self.store.setdefault("experiment", experiment)
 
     def has(self, key):
+        """Whether variant ``key`` is stored."""
         return key in self.store["variants"]
 
     def save(self, key=None, result=None):
@@ -413,6 +416,8 @@ def write_page(text, path):
 
 
 def main(argv=None):
+    """``python -m orbitkernels.experiments.report [RESULTS_DIR [OUT]]``: write :func:`render_results` of
+    ``RESULTS_DIR`` (default ``results``) to ``OUT`` (default ``docs/results.md``); returns 0."""
     argv = sys.argv[1:] if argv is None else argv
     results_dir = argv[0] if argv else "results"
     out = Path(argv[1]) if len(argv) > 1 else Path("docs/results.md")
