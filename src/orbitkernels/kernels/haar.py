@@ -256,8 +256,18 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         ------
         ValueError
             When X does not have the features the group acts on, when ``max_memory_mb`` cannot hold one row
-            of the kernel blocks, or when the base kernel gives NaN or inf.
+            of the kernel blocks, when the base kernel gives NaN or inf, or for two single rows (1-D X and Y: how
+            ``sklearn.metrics.pairwise_kernels`` calls a callable kernel; pass Gram matrices there).
         """
+        if np.ndim(X) == 1 and Y is not None and np.ndim(Y) == 1:
+            # scikit-learn's pairwise_kernels calls a callable once per pair of rows: "X must be 2-D" named no cause,
+            # and each entry would act on both rows anew (r or r² base-kernel values) with gamma="scale" from one row
+            raise ValueError(
+                f"{type(self).__name__} computes whole Gram matrices; it was called on two single rows (shapes "
+                f"{np.shape(X)} and {np.shape(Y)}), as scikit-learn's pairwise_kernels calls a callable kernel (in "
+                "KernelRidge, KernelPCA, Nystroem...). Pass it the Gram matrices there: kernel='precomputed', "
+                "fit(K(X_train), y) and predict(K(X_test, X_train)) with K this kernel; SVC takes it as a callable"
+            )
         if not hasattr(self, "single_sum_"):
             self.fit(X)
         self._validate_params()  # max_memory_mb may have been assigned directly

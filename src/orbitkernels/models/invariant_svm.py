@@ -46,6 +46,7 @@ is always included) or as a worst-case ``oracle(model, x, y) -> (x', y')``
 """
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -736,6 +737,18 @@ def _expansion_part(kind, attr):
     return lambda fit: getattr(fit.expansion, attr) if isinstance(fit.expansion, kind) else None
 
 
+def _own_kernel(kernel):
+    """The kernel a fit keeps: a copy of a kernel with parameters of its own (a ``HaarKernel``), the kernel itself
+    otherwise (a name, a function).
+
+    A ``HaarKernel`` fixes its elements and ``gamma="scale"`` on its first call and keeps them: used as it was given,
+    a second ``fit`` on other data kept the first one's gamma, and ``set_params(kernel__gamma=...)`` after ``fit``
+    changed the predictions of the fitted model. A copy (not a clone) keeps what the caller resolved on purpose
+    (``HaarKernel(...).fit(X)``).
+    """
+    return copy.deepcopy(kernel) if hasattr(kernel, "get_params") else kernel
+
+
 def _primal_coef(fit):
     """``coef_`` of either model: Pegasos' weights, or for a linear kernel ``sum_v dual_coef[v] v``."""
     e = fit.expansion
@@ -1086,7 +1099,7 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
             )
         # the kernel's arguments are fixed at fit: set_params afterwards changes no prediction
         self._gamma = self.gamma_ = self._gamma_value(X)
-        self._degree, self._coef0, self._kernel_fitted = int(self.degree), float(self.coef0), self.kernel
+        self._degree, self._coef0, self._kernel_fitted = int(self.degree), float(self.coef0), _own_kernel(self.kernel)
         self._G = self._margin_matrix()
         # no finite set with an oracle: the diagnostics over it must not read a previous fit's
         self.__dict__.pop("_tlists", None)
