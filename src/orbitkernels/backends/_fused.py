@@ -45,6 +45,8 @@ import os
 
 import numpy as np
 
+from ..utils.validation import check_bool
+
 __all__ = ["numba_available", "numba_active", "use_numba", "trig_pool", "cdf_pool", "rbf_pool", "fast_cos", "fast_exp"]
 
 try:  # pragma: no branch - which side runs depends on the install
@@ -81,9 +83,7 @@ class use_numba:
     """
 
     def __init__(self, enabled=True):
-        if not isinstance(enabled, (bool, np.bool_)):  # use_numba("0") was truthy: it switched the kernels on
-            raise TypeError(f"enabled must be True or False; got {enabled!r}")
-        enabled = bool(enabled)
+        enabled = check_bool(enabled, "enabled")  # use_numba("0") was truthy: it switched the kernels on
         if enabled and _nb is None:
             raise ImportError("use_numba(True) needs numba: install it with `pip install orbitkernels[fast]`")
         self._previous = _STATE["enabled"]

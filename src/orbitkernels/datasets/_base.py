@@ -21,6 +21,7 @@ import pooch
 
 from ..utils.errors import ConfigurationError, UserError
 from ..utils.progress import is_quiet
+from ..utils.validation import check_bool
 
 __all__ = [
     "ENV_VAR",
@@ -358,8 +359,7 @@ def resolve(name, data_home=None, *, download=True, forms=("converted", "canonic
     """
     from ._registry import REGISTRY
 
-    if not isinstance(download, (bool, np.bool_)):  # download="no" is truthy: it went to the network
-        raise TypeError(f"download must be True or False; got {download!r}")
+    check_bool(download, "download")  # download="no" is truthy: it went to the network
     info = (REGISTRY if registry is None else registry)[name]
     home, origin = _data_home_and_origin(data_home)
     # A folder (or anything but a regular file) with a data file's name is a mistake to report, not a reason

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 from sklearn.utils import Bunch
 
-from ..utils.validation import check_int
+from ..utils.validation import check_int, check_real_dtype
 from ._base import DatasetFormatError, as_numbers, check_array, expect, expect_records, load_npz, resolve
 
 __all__ = ["BOHR_IN_ANGSTROM", "coulomb_matrices", "load_qm7", "qm7_fold_indices"]
@@ -33,11 +33,7 @@ Reference: {reference}
 
 def _as_batch(Z, R):
     Z = np.asarray(Z)
-    R = np.asarray(R)
-    # float64 conversion would parse text and drop imaginary parts with a mere warning
-    if not (np.issubdtype(R.dtype, np.number) or R.dtype == bool) or np.iscomplexobj(R):
-        raise TypeError(f"R must hold real numbers (positions); got dtype {R.dtype}")
-    R = R.astype(np.float64, copy=False)
+    R = check_real_dtype(R, "R", " (positions)").astype(np.float64, copy=False)
     single = Z.ndim == 1
     if single:
         Z, R = Z[None], R[None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import Bunch
 
-from ..utils.validation import all_finite, check_int, check_random_state
+from ..utils.validation import all_finite, check_int, check_random_state, check_real_dtype
 from ._base import DatasetFormatError, expect, expect_records, get_data_home, resolve
 from ._formats import archive_errors, iter_archive, read_amat
 from .mnist import load_mnist
@@ -56,8 +56,7 @@ def rotate_images(images, angles, *, chunk_size=2048) -> np.ndarray:
     if images.ndim != 3:
         raise ValueError(f"images must be (n, height, width); got shape {images.shape}")
     # the float32 copy below would drop imaginary parts (with a mere warning) and spread NaN to the neighbours
-    if not (np.issubdtype(images.dtype, np.number) or images.dtype == bool) or np.iscomplexobj(images):
-        raise TypeError(f"images must hold real numbers; got dtype {images.dtype}")
+    check_real_dtype(images, "images")
     if images.dtype.kind == "f" and images.size and not all_finite(images):
         raise ValueError("images contain NaN or inf")
     if angles.shape != (images.shape[0],):

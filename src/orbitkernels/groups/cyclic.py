@@ -5,6 +5,7 @@ import numpy as np
 
 from ..utils.validation import check_int
 from .base import Group
+from .distributions import _numeric_array
 
 __all__ = ["CyclicShift"]
 
@@ -43,16 +44,8 @@ class CyclicShift(Group):
         if weights is None:
             self._w = None
         else:
-            w = np.asarray(weights)
-            if w.dtype == object:  # numbers held as Python objects; text or anything else is refused below
-                try:
-                    w = w.astype(float)
-                except (TypeError, ValueError):
-                    pass
             # dtype=float parsed ["1", "2"] as numbers and kept True as 1 in silence
-            if w.dtype.kind not in "iuf":
-                raise TypeError(f"weights must be real numbers; got dtype {w.dtype}")
-            w = w.astype(float)
+            w = _numeric_array(weights, "weights", owner="CyclicShift", shape=f"{len(shape)}-D")
             if w.shape != shape:
                 raise ValueError(f"weights must have shape {shape}; got {w.shape}")
             if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:

@@ -337,22 +337,23 @@ class LogNormal(Distribution):
         return bool(self.mu == 0.0)
 
 
-def _numeric_array(values, name):
+def _numeric_array(values, name, owner="Discrete", shape="1-D"):
+    """``values`` (of ``owner``'s argument ``name``, a ``shape`` sequence) as a float array of real numbers."""
     # np.asarray(["1", "2"], dtype=float) and np.asarray([True, False], dtype=float) would convert silently, and
     # np.asarray([1, True]) is the numbers 1 and 1: booleans are looked for among the items themselves
     if isinstance(values, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in values):
-        raise TypeError(f"Discrete {name} must be real numbers, not booleans; got {values!r}")
+        raise TypeError(f"{owner} {name} must be real numbers, not booleans; got {values!r}")
     try:
         arr = np.asarray(values)
     except ValueError:  # a ragged sequence
-        raise ValueError(f"Discrete {name} must be a 1-D sequence of numbers; got {values!r}") from None
+        raise ValueError(f"{owner} {name} must be a {shape} sequence of numbers; got {values!r}") from None
     if arr.dtype == object:
         try:
             arr = np.asarray(values, dtype=float)
         except (TypeError, ValueError):
-            raise TypeError(f"Discrete {name} must be real numbers; got {values!r}") from None
+            raise TypeError(f"{owner} {name} must be real numbers; got {values!r}") from None
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"Discrete {name} must be real numbers; got {values!r} (dtype {arr.dtype})")
+        raise TypeError(f"{owner} {name} must be real numbers; got {values!r} (dtype {arr.dtype})")
     return arr.astype(float)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils.validation import MAX_COUNT, check_data, check_int
+from ..utils.validation import MAX_COUNT, check_data, check_int, check_real_dtype
 from .base import Group, ProductGroup
 from .distributions import Discrete, Distribution, Normal, Uniform, VonMises
 
@@ -122,10 +122,7 @@ def warp_images(X, image_shape, A, b, *, normalize=True):
 
 def _real_array(a, name, shape):
     """``a`` as a finite float array of ``shape`` items ((n,) + shape, or one item of ``shape``), else an error."""
-    arr = np.asarray(a)
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) or np.iscomplexobj(arr):
-        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
-    arr = arr.astype(float)
+    arr = check_real_dtype(a, name).astype(float)
     if arr.shape == shape:
         arr = arr[None]
     if arr.shape[1:] != shape:

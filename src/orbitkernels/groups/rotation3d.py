@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from ..utils.validation import check_data, check_int
+from ..utils.validation import check_bool, check_data, check_int
 from .base import Group, _as_generator, _randint, unit_points
 
 __all__ = ["Rotation3D", "FiniteRotation3D", "encode_molecules", "decode_molecules"]
@@ -121,10 +121,8 @@ class Rotation3D(Group):
     def __init__(self, n_atoms=None, *, reflections=False):
         # a float or a bool is a TypeError and 0 a ValueError, as for every other count of the library
         n_atoms = check_int(n_atoms, "n_atoms", min_value=1, allow_none=True)
-        if not isinstance(reflections, (bool, np.bool_)):
-            raise TypeError(f"reflections must be True or False; got {reflections!r}")
         self.n_atoms = n_atoms
-        self.reflections = bool(reflections)
+        self.reflections = check_bool(reflections, "reflections")
         self.n_params = 5 if self.reflections else 4
 
     def _repr_args(self):

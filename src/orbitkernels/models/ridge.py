@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 from threadpoolctl import threadpool_limits
 
-from ..utils.validation import all_finite, check_data
+from ..utils.validation import all_finite, check_bool, check_data, check_real_dtype
 
 __all__ = ["RidgePath", "centre_gram", "cholesky_path"]
 
@@ -94,12 +94,12 @@ def centre_gram(K_train, K_new=None):
         For a ``K_train`` that is not a non-empty square matrix, a ``K_new`` of another width, or NaN / inf.
     """
     # checked, not converted: the experiments pass float32 Gram matrices of tens of thousands of rows
-    K_train = _real(K_train, "K_train")
+    K_train = check_real_dtype(K_train, "K_train")
     if K_train.ndim != 2 or K_train.shape[0] != K_train.shape[1] or not K_train.size:
         raise ValueError(f"K_train must be a non-empty square (n, n) Gram matrix; got shape {K_train.shape}")
     _finite(K_train, "K_train")  # a NaN spreads through the column means to every entry of both results
     if K_new is not None:
-        K_new = _real(K_new, "K_new")
+        K_new = check_real_dtype(K_new, "K_new")
         if K_new.ndim != 2 or K_new.shape[1] != K_train.shape[0]:
             raise ValueError(f"K_new must be (m, {K_train.shape[0]}): new rows against the training rows; "
                              f"got shape {K_new.shape}")
@@ -110,14 +110,6 @@ def centre_gram(K_train, K_new=None):
     if K_new is None:
         return Kc, None
     return Kc, K_new - col[None, :] - K_new.mean(axis=1, keepdims=True) + tot
-
-
-def _real(A, name, hint=""):
-    """``A`` as an array of real numbers (any real or boolean dtype, not converted), else a TypeError naming it."""
-    A = np.asarray(A)
-    if not (np.issubdtype(A.dtype, np.number) or A.dtype == bool) or np.iscomplexobj(A):
-        raise TypeError(f"{name} must hold real numbers{hint}; got dtype {A.dtype}")
-    return A
 
 
 def _finite(A, name):
@@ -178,13 +170,11 @@ class RidgePath:
         if a is None or a.ndim != 1 or a.size == 0 or not np.isfinite(a).all() or (a < 0).any():
             raise ValueError(f"alphas must be a non-empty 1-D sequence of finite numbers >= 0; got {alphas!r}")
         self.alphas = a
-        if not isinstance(fit_intercept, (bool, np.bool_)):  # any truthy value ("no") fitted an intercept
-            raise TypeError(f"fit_intercept must be True or False; got {fit_intercept!r}")
-        self.fit_intercept = bool(fit_intercept)
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")  # a truthy "no" fitted an intercept
 
     # ------------------------------------------------------------------ construction
     def _targets(self, Y, n):
-        Y = _real(Y, "Y", " (regression targets; encode class labels as numbers first)")
+        Y = check_real_dtype(Y, "Y", " (regression targets; encode class labels as numbers first)")
         if Y.ndim not in (1, 2) or Y.shape[0] != n:
             raise ValueError(f"Y must be (n,) or (n, k) with n = {n} rows as the data; got shape {Y.shape}")
         Y = np.asarray(Y, dtype=np.float64)
@@ -281,10 +271,9 @@ class RidgePath:
         return self._set(evals, V, V.T @ np.asarray(xty, dtype=np.float64), dual=False)
 
     # ------------------------------------------------------------------ solutions
-    def _fitted_index(self, i):
+    def _fitted_index(self, i, method):
         """``i`` checked as :meth:`_index` does, on a fitted path (coef(True) was the stack of every α's W)."""
-        if not hasattr(self, "evals_"):
-            raise NotFittedError("this RidgePath is not fitted yet; call fit, fit_gram or from_moments first")
+        self._check_fitted(method)
         return self._index(i)
 
     def _inverse(self, i):
@@ -296,7 +285,7 @@ class RidgePath:
     def dual_coef(self, i):
         """c with W = Φcᵀ c at ``alphas[i]`` (dual solvers only: :meth:`fit_gram`, or :meth:`fit` with D > n):
         (n, k). A ValueError for a primal solver (its W is :meth:`coef`)."""
-        i = self._fitted_index(i)
+        i = self._fitted_index(i, "dual_coef")
         if not self.dual_:  # the primal formula below would return W (D, k) under this name
             raise ValueError("dual_coef needs a dual solution (fit_gram, or fit with more features than rows); "
                              "use coef")
@@ -304,7 +293,7 @@ class RidgePath:
 
     def coef(self, i):
         """W (D, k) at ``alphas[i]`` (not after :meth:`fit_gram`: there are no features; use :meth:`dual_coef`)."""
-        i = self._fitted_index(i)
+        i = self._fitted_index(i, "coef")
         if self.dual_:
             if self.Xc_ is None:  # was an AttributeError of None.T
                 raise ValueError("this RidgePath was fitted on a Gram matrix (fit_gram): it has no feature weights; "
@@ -316,10 +305,13 @@ class RidgePath:
         """b (k,) at ``alphas[i]`` (zeros without an intercept)."""
         return self.y_mean_ - self.x_mean_ @ self.coef(i)
 
-    def _check_fitted(self, method, *, gram):
+    def _check_fitted(self, method, *, gram=None):
+        """Fitted, and for ``gram`` True / False with what predict_gram / predict need (None: fitted only)."""
         if not hasattr(self, "evals_"):
             raise NotFittedError(f"this RidgePath is not fitted yet; call fit, fit_gram or from_moments before "
                                  f"{method}")
+        if gram is None:
+            return
         if gram and not self.dual_:
             raise ValueError("predict_gram needs a dual solution (fit_gram, or fit with more features than rows); "
                              "use predict")
@@ -329,7 +321,7 @@ class RidgePath:
     @staticmethod
     def _new_rows(X, width, name, what):
         """New rows checked without a float64 copy of them all (predict converts them a block at a time)."""
-        X = _real(X, name)
+        X = check_real_dtype(X, name)
         if X.ndim != 2 or X.shape[1] != width:
             raise ValueError(f"{name} must be 2-D with {width} {what}; got shape {X.shape}")
         if not all_finite(X):
@@ -403,7 +395,7 @@ class RidgePath:
     def loo_residuals(self, i):
         """Exact leave-one-out residuals (n, k) at ``alphas[i]``: (y - ŷ) / (1 - H_ii), H including the
         intercept's share 1/n. A ValueError after :meth:`from_moments` (no training rows)."""
-        i = self._fitted_index(i)
+        i = self._fitted_index(i, "loo_residuals")
         if getattr(self, "_Yc", None) is None:
             raise ValueError("leave-one-out needs the training rows; this RidgePath was built from moments")
         inv = self._inverse(i)
@@ -457,13 +449,13 @@ def cholesky_path(X, Y, alphas, *, fit_intercept=True):
     from scipy.linalg.blas import get_blas_funcs
 
     # as RidgePath: text would be parsed and complex parts dropped by the float conversion
-    X = _real(X, "X")
+    X = check_real_dtype(X, "X")
     dtype = np.float32 if X.dtype == np.float32 else np.float64
     X = np.asarray(X, dtype=dtype)
     if X.ndim != 2 or 0 in X.shape:
         raise ValueError(f"X must be 2-D (n, D) with at least one row and one column; got shape {X.shape}")
     n, d = X.shape
-    Y = np.asarray(_real(Y, "Y", " (regression targets; encode class labels as numbers first)"), dtype=dtype)
+    Y = np.asarray(check_real_dtype(Y, "Y", " (regression targets; encode class labels as numbers first)"), dtype=dtype)
     if Y.ndim not in (1, 2) or len(Y) != n:
         raise ValueError(f"Y must be (n,) or (n, k) with n = {n} rows as X; got shape {Y.shape}")
     Y = Y.reshape(n, -1)

@@ -18,6 +18,7 @@ __all__ = [
     "RANDOM_STATE_CONSTRAINT",
     "StrictInterval",
     "all_finite",
+    "check_bool",
     "check_budget",
     "check_labels_per_row",
     "check_param_again",
@@ -37,6 +38,7 @@ __all__ = [
     "check_data",
     "check_int",
     "check_real",
+    "check_real_dtype",
     "check_random_state",
 ]
 
@@ -292,6 +294,28 @@ def check_not_text(X, name="X"):
                     f"be a string or a real number, not '{type(v).__name__}'; pass a numeric array"
                 )
     return X
+
+
+def check_bool(value, name):
+    """``value`` as a ``bool`` when it is one (Python's or NumPy's), else a ``TypeError`` naming it.
+
+    A flag given as "no", "0" or 1 is truthy or a number: taken as it is, it switches on what the caller meant off.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def check_real_dtype(A, name, hint=""):
+    """``A`` as an array of real numbers (any real or boolean dtype, not converted), else a ``TypeError`` naming it.
+
+    A float conversion would parse text and drop imaginary parts with a mere warning. ``hint`` follows the name in
+    the message (" (positions)").
+    """
+    A = np.asarray(A)
+    if not (np.issubdtype(A.dtype, np.number) or A.dtype == bool) or np.iscomplexobj(A):
+        raise TypeError(f"{name} must hold real numbers{hint}; got dtype {A.dtype}")
+    return A
 
 
 def is_count_text(v):
