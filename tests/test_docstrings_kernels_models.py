@@ -253,6 +253,8 @@ def test_ridge_path_dual_and_primal_accessors_refuse_the_other_solution():
         gram.coef(0)
     with pytest.raises(models.ridge.NotFittedError):
         RidgePath([1.0]).coef(0)
+    with pytest.raises(models.ridge.NotFittedError, match="before intercept"):
+        RidgePath([1.0]).intercept(0)
 
 
 def test_cholesky_path_and_centre_gram_return_what_they_state():

@@ -303,6 +303,7 @@ class RidgePath:
 
     def intercept(self, i):
         """b (k,) at ``alphas[i]`` (zeros without an intercept)."""
+        i = self._fitted_index(i, "intercept")  # y_mean_ was read first: an AttributeError before any fit
         return self.y_mean_ - self.x_mean_ @ self.coef(i)
 
     def _check_fitted(self, method, *, gram=None):
