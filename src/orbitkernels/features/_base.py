@@ -254,7 +254,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
         # the pooling; a chunk's pooled rows are working memory elsewhere (a device back-end, a callable pooling,
         # Nyström's K_ZZ^{-1/2} after it). Counted per row here too, they halved GICDF's chunks at the default
         # budget (1024 digits in two GEMMs, benchmarks/probes/perf/gicdf_chunks.py)
-        into_out = pool_row == 0 and plan.backend.prefers_cache_blocks and getattr(pool, "post", None) is None
+        into_out = pool_row == 0 and getattr(pool, "post", None) is None
         extra = (0 if into_out else n_out * out_dtype.itemsize) + pool_row + self._extra_row_bytes(d, cdt.itemsize)
         if self._prepare_copies:
             extra += 2 * d * X.dtype.itemsize  # the prepared copy and its temporary (|x| for the max-abs)
