@@ -141,10 +141,13 @@ def sq_distances(Ktr, Kte, te_sq):
             np.maximum(te_sq[:, None] + tr_sq[None, :] - 2 * Kte, 0.0))
 
 
+MEDIAN_ROWS = 2000  # the training rows the width scale is the median over
+
+
 def median_sq_dist(D2tr, block=None):
-    """The Gaussian rows' width scale: the median squared distance over the pairs of 2000 training rows drawn with
-    ``SEED``. ``block(sub)``: the (2000, 2000) block of those rows as a NumPy array, where D2tr is not one."""
-    sub = np.random.default_rng(SEED).choice(len(D2tr), 2000, replace=False)
+    """The Gaussian rows' width scale: the median squared distance over the pairs of ``MEDIAN_ROWS`` (2000) training
+    rows drawn with ``SEED``. ``block(sub)``: the block of those rows as a NumPy array, where D2tr is not one."""
+    sub = np.random.default_rng(SEED).choice(len(D2tr), MEDIAN_ROWS, replace=False)
     B = D2tr[np.ix_(sub, sub)] if block is None else block(sub)
     return float(np.median(B[np.triu_indices(len(sub), 1)]))
 
