@@ -510,7 +510,7 @@ def test_scaling_out_install_dispatch_and_cluster_claims(monkeypatch):
 
     text = (ROOT / SCALING).read_text(encoding="utf-8")
     flat = " ".join(text.split())
-    m = re.search(r'pip install "orbitkernels\[(\w+)\]"\s+# (\S+); nothing else', text)
+    m = re.search(r'pip install "\.\[(\w+)\]"\s+# from the clone: (\S+); nothing else', text)
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     extras = pyproject[pyproject.index("[project.optional-dependencies]"):]
     extra = re.findall(r'"([^"]*)"', re.search(rf"^{m[1]} = \[(.*)\]$", extras, re.M)[1])  # (no tomllib in 3.10)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import numbers
+import os
 import sys
 
 from ._version import __version__
@@ -345,6 +346,16 @@ def _describe(exc):
     return str(exc) or type(exc).__name__
 
 
+def _stdout_to_devnull():
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a replaced stdout (tests, notebooks): nothing to redirect
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def main(argv=None):
     """Run the command line with ``argv``; return the exit status.
 
@@ -358,8 +369,9 @@ def main(argv=None):
     int
         0 on success; 1 for an error in what the user gave (one ``orbitkernels: error: ...`` line on
         stderr) or a failed ``datasets --verify``; 2 without a subcommand (the help is printed) or for
-        an unknown paper, experiment or benchmark; 130 when interrupted. A malformed command line
-        exits through argparse (:class:`SystemExit` with status 2).
+        an unknown paper, experiment or benchmark; 130 when interrupted; 141 (a shell's status for SIGPIPE),
+        without a message, when the reader of stdout has gone (``orbitkernels datasets | head -1``). A
+        malformed command line exits through argparse (:class:`SystemExit` with status 2).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -375,6 +387,11 @@ def main(argv=None):
             else "nothing was kept; run the command again to start over"
         print(f"\ninterrupted: {resume}", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout left (``orbitkernels datasets | head -1``): stop without a word, as a shell tool
+        # killed by SIGPIPE does, and leave nothing buffered for the interpreter's last flush to fail on
+        _stdout_to_devnull()
+        return 141
     except (OSError, UserError) as exc:  # the user's paths, files and data; any other exception is a bug
         print(f"orbitkernels: error: {_describe(exc)}", file=sys.stderr)
         return 1

@@ -133,7 +133,10 @@ def render_results(results_dir="results"):
              "The per-paper pages in `docs/reproductions/` show the figures.", ""]
     found = collect_headlines(results_dir)
     if not found:
-        lines.append("No results yet: run `orbitkernels reproduce <paper>`.")
+        quick = sorted(Path(results_dir).glob("*/*_quick.json"))
+        lines.append("No results yet: run `orbitkernels reproduce <paper>`."
+                     + (f" The {len(quick)} quick runs here (`*_quick.json`) are checks of the pipeline on tiny "
+                        "configurations and are not reported." if quick else ""))
     lines += _summary(found)
     for paper, items in found.items():
         lines += [f"## {TITLES.get(paper, paper)}", "", "| experiment | cell | ours | paper | better | |",
@@ -218,7 +221,10 @@ def _run_facts(res):
 
 
 def _not_run(name, path):
-    return [f"*Not run yet* (`{path.name}` missing).", ""]
+    quick = path.with_name(f"{path.stem}_quick.json")
+    also = (f"; `{quick.name}`, a quick run, is a check of the pipeline on a tiny configuration, not reported"
+            if quick.is_file() else "")
+    return [f"*Not run yet* (`{path.name}` missing{also}).", ""]
 
 
 def notes_lines(res):
