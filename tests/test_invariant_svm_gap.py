@@ -111,23 +111,33 @@ def test_a_converged_fit_is_within_its_documented_distance_of_the_optimum(chunk)
 
 
 def test_a_block_that_clarabel_cannot_step_is_halved(monkeypatch):
-    """Blocks of 150 variables of a low-rank linear kernel: clarabel leaves some AlmostSolved without a step down.
-    Solving those one example at a time took 50 passes and 148 s to converge; halving them, 8 passes and a second."""
+    """Clarabel leaves some blocks of a low-rank linear kernel AlmostSolved without a step down (blocks of 150
+    variables here: solved one example at a time instead, that fit took 50 passes and 148 s with clarabel 0.11; halved,
+    8 passes and a second). Here every block of more than 8 examples fails, as such a block does: the steps halve it
+    down to blocks that succeed, and the fit meets its bound."""
     from orbitkernels.models import invariant_svm
 
-    monkeypatch.setattr(invariant_svm, "_JOINT_BLOCK_VARS", 150)
-    halves = []
-    joint = invariant_svm._WorkingSetDual._solve_joint
+    dual = invariant_svm._WorkingSetDual
+    solve, joint = dual.solve_block, dual._solve_joint
+    depth, halves = [0], []
 
-    def counted(self, block, yi, C):
-        halves.append(len(block))
-        return joint(self, block, yi, C)
+    def solve_small_blocks_only(self, exs, yi, C, solver, warn=True):
+        return len(exs) <= 8 and solve(self, exs, yi, C, solver, warn)
 
-    monkeypatch.setattr(invariant_svm._WorkingSetDual, "_solve_joint", counted)
+    def counted(self, block, yi, C):  # the halves are the calls made from inside another
+        if depth[0]:
+            halves.append(len(block))
+        depth[0] += 1
+        try:
+            return joint(self, block, yi, C)
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(dual, "solve_block", solve_small_blocks_only)
+    monkeypatch.setattr(dual, "_solve_joint", counted)
     rs = np.random.RandomState(0)
     X, y = _three_classes(120, rs)
     model = _fit(X, y, transformations=CyclicShift(16), tol=1e-4)
-    assert model.converged_ and model.n_iter_ <= 15
+    assert model.converged_
     assert 0 <= model.primal_objective_ - model.dual_objective_ <= _bound(model, len(X))
-    top = [n for n in halves if n > 1]
-    assert len(top) > 0 and any(a // 2 == b for a, b in zip(top, top[1:]))  # a block split into its halves
+    assert len(halves) > 10 and min(halves) >= 1
