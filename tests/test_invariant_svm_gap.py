@@ -141,3 +141,39 @@ def test_a_block_that_clarabel_cannot_step_is_halved(monkeypatch):
     assert model.converged_
     assert 0 <= model.primal_objective_ - model.dual_objective_ <= _bound(model, len(X))
     assert len(halves) > 10 and min(halves) >= 1
+
+
+def test_the_benchmarks_variants_are_the_probes_and_the_records_numbers():
+    """bench.VARIANTS["invariant_svm"] quotes benchmarks/probes/perf/invariant_svm_blocks.py's file and, for the code
+    before the fix, the benchmark's record of the commit before it (from git where the history is there)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    from orbitkernels import bench
+    from orbitkernels.models import invariant_svm
+
+    root = Path(__file__).resolve().parents[1]
+    probe = json.loads((root / "results/bench/invariant_svm_blocks_probe.json").read_text())
+    assert probe["default"] == invariant_svm._JOINT_BLOCK_VARS == 100
+
+    def times(size):
+        return " / ".join(f"{probe['results'][f'K = {k}, blocks of {size} variables']['fit_s']:.1f}" for k in (10, 50))
+
+    def ev(marker):
+        (hit,) = [v["evidence"] for v in bench.VARIANTS["invariant_svm"] if marker in v["variant"]]
+        return hit
+
+    assert (f"{times(150)} s (150) and {times(300)} s (300) at K = 10 / 50, against {times(100)} s (100)"
+            in ev("up to 150 or 300 variables"))
+    assert all(r["converged"] and r["duality_gap"] <= r["bound_1_5_C_m_tol"] for r in probe["results"].values())
+    source = (root / "src/orbitkernels/models/invariant_svm.py").read_text()
+    assert (f"digits: {times(100)} s at K = 10 / 50 with blocks of 100 variables, {times(150)} s with 150, "
+            f"{times(300)} s with 300;") in " ".join(line.lstrip("#: ") for line in source.splitlines())
+    try:
+        before = json.loads(subprocess.run(["git", "show", "29f253e:results/bench/invariant_svm.json"], cwd=root,
+                                           check=True, capture_output=True, text=True).stdout)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("no git history here: the numbers before the fix are not checked")
+    old = " / ".join(f"{r['fit_s']['direct']:.1f}" for r in before["results"]["per_k"])
+    assert f"{old} s at K = 10 / 50 in this benchmark's record before the fix" in ev("one example's working set")

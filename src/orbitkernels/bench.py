@@ -1152,6 +1152,18 @@ def bench_invariant_svm(quick=False):
 #: every variant tried on a benchmark's code path (issue #16): kept or reverted, and where it was measured
 #: (a key of the same results file, or a committed probe script)
 VARIANTS = {
+    "invariant_svm": [
+        {"variant": "the union's block steps one example's working set at a time, at most 100 sweeps (before stop "
+                    "62)", "status": "reverted",
+         "evidence": "tests/test_invariant_svm_gap.py: the fit reported converged_ short of the working sets' optimum "
+                     "(a duality gap of 0.044 against Algorithm 1's bound of 0.018 on 120 rows x 16 shifts); "
+                     "8.0 / 31.0 s at K = 10 / 50 in this benchmark's record before the fix"},
+        {"variant": "joint block steps over the most violating examples, up to min(qp_chunk_size, 100) variables, "
+                    "a block clarabel cannot step halved", "status": "kept", "evidence": "fit_s, passes, identical"},
+        {"variant": "joint block steps of up to 150 or 300 variables", "status": "reverted",
+         "evidence": "benchmarks/probes/perf/invariant_svm_blocks.py (results/bench/invariant_svm_blocks_probe.json): "
+                     "6.2 / 25.1 s (150) and 11.4 / 39.4 s (300) at K = 10 / 50, against 4.9 / 24.0 s (100)"},
+    ],
     "rotations_rf": [
         {"variant": "the spectral paths' inverse FFTs along the spectrum's first axis, untransposed, pooled in the "
                     "'rns' layout (the transposition was 44 of 263 ms on 512 digits)",

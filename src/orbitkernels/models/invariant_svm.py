@@ -259,7 +259,8 @@ _QP_OPTIONS = {
 _DIRECT_CLARABEL = True
 #: the most variables a block step of the union's re-optimisation takes (qp_chunk_size, where smaller): clarabel's
 #: time grows as the cube of a dense block's size, its coupling's gain does not (the Invar-SVM benchmark's fit, 200
-#: digits: 4.9 / 24.6 s at K = 10 / 50 with blocks of 100 variables, 5.7 / 23.9 s with 150, 10.0 / 35.7 s with 300)
+#: digits: 4.9 / 24.0 s at K = 10 / 50 with blocks of 100 variables, 6.2 / 25.1 s with 150, 11.4 / 39.4 s with 300;
+#: benchmarks/probes/perf/invariant_svm_blocks.py)
 _JOINT_BLOCK_VARS = 100
 
 
