@@ -22,11 +22,9 @@ def _need(name, monkeypatch):
 @pytest.fixture(scope="module")
 def qm7_quick_run(tmp_path_factory):
     """One finished quick QM7 run (6 s), shared by the tests that read it: (its result, its results folder)."""
-    if not (DATA / "qm7.npz").is_file():
-        pytest.skip(f"qm7.npz not in {DATA} (set ORBITKERNELS_DATA)")
-    out = tmp_path_factory.mktemp("qm7_quick")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ORBITKERNELS_DATA", str(DATA))
+        _need("qm7.npz", mp)
+        out = tmp_path_factory.mktemp("qm7_quick")
         return raj2017.run_qm7(quick=True, out_dir=out), out
 
 

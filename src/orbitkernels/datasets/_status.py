@@ -79,13 +79,12 @@ def dataset_status(data_home=None, verify=False) -> list:
     by_name = {e["name"]: e for e in out}
     rot, mnist = by_name.get("rotated_mnist"), by_name.get("mnist")
     if rot is not None and rot["form"] is None and mnist is not None and mnist["form"] is not None:
-        if mnist["verified"] is False:  # a corrupt MNIST regenerates nothing: say what to fix first
-            rot["note"] = ("official mnist_rotation_new.zip absent; load_rotated_mnist() would regenerate the set "
-                           "from MNIST, whose file fails its checksum (above). " + rot["note"])
-        else:
+        corrupt = mnist["verified"] is False  # a corrupt MNIST regenerates nothing: say what to fix first
+        if not corrupt:
             rot["status"] = "missing (can be regenerated from MNIST)"
-            rot["note"] = ("official mnist_rotation_new.zip absent; load_rotated_mnist() regenerates the set from "
-                           "MNIST following the published protocol. " + rot["note"])
+        rot["note"] = ("official mnist_rotation_new.zip absent; load_rotated_mnist() "
+                       + ("would regenerate the set from MNIST, whose file fails its checksum (above). " if corrupt
+                          else "regenerates the set from MNIST following the published protocol. ") + rot["note"])
     out.append({
         "name": "xperm", "title": "Xperm (synthetic permutation-invariant sequences)", "data_home": str(home),
         "form": None, "files": [], "missing": [], "verified": None, "status": "synthetic", "urls": [],

@@ -300,6 +300,20 @@ def _clarabel_block(Q, q, local, h, almost=False):
     return (np.array(result.x), solved) if solved or result.status == clarabel.SolverStatus.AlmostSolved else None
 
 
+def _snap_weights(a, local, n_blocks, C):
+    """A block QP's weights without the interior-point residue: clipped to [0, C], tiny weights 0 and nearly full
+    blocks (``local``: each weight's block) scaled to C exactly."""
+    a = np.clip(a, 0.0, C)
+    # clarabel leaves ~1e-9 C on inactive constraints; counted as support
+    # vectors they would inflate n_support_ by ~10% (measured on MNIST)
+    a[a < 1e-7 * C] = 0.0
+    sums = np.bincount(local, weights=a, minlength=n_blocks)
+    full = sums > C * (1.0 - 1e-7)
+    if full.any():
+        a *= np.where(full, C / np.maximum(sums, 1e-300), 1.0)[local]
+    return a
+
+
 def _cache_dtype(n_cand):
     """Kernel cache precision: float64 up to 4000 candidate rows, float32 beyond (half the memory)."""
     return np.dtype(np.float64 if n_cand <= 4000 else np.float32)
@@ -481,29 +495,19 @@ class _WorkingSetDual:
             Q[np.diag_indices_from(Q)] += 1e-10  # strictly convex for active-set solvers
             a_new = qpsolvers.solve_qp(Q, q, Gm, h, lb=np.zeros(len(B)), solver=solver,
                                        **_QP_OPTIONS.get(solver, {}))
+        if a_new is not None:
+            a_new = _snap_weights(a_new, local, len(exs), C)
+            da = a_new - a_old
+            # an AlmostSolved point is a step only where it lowers the objective (q holds -H - Q a_old)
+            if not exact and not 0.5 * da @ Q @ da + (q + Q @ a_old) @ da < 0.0:
+                a_new = None
         if a_new is None:
             if warn:
                 warnings.warn(f"QP solver {solver!r} failed on a block of {len(B)} variables",
                               ConvergenceWarning, stacklevel=3)
             return False
-        # interior-point residue: snap tiny weights to 0 and nearly full blocks to C
-        a_new = np.clip(a_new, 0.0, C)
-        # clarabel leaves ~1e-9 C on inactive constraints; counted as support
-        # vectors they would inflate n_support_ by ~10% (measured on MNIST)
-        a_new[a_new < 1e-7 * C] = 0.0
-        sums = np.bincount(local, weights=a_new, minlength=len(exs))
-        full = sums > C * (1.0 - 1e-7)
-        if full.any():
-            a_new *= np.where(full, C / np.maximum(sums, 1e-300), 1.0)[local]
-        if not exact:
-            da = a_new - a_old  # the objective's change from the warm start (q holds -H - Q a_old)
-            if not 0.5 * da @ Q @ da + (q + Q @ a_old) @ da < 0.0:
-                if warn:
-                    warnings.warn(f"QP solver {solver!r} failed on a block of {len(B)} variables",
-                                  ConvergenceWarning, stacklevel=3)
-                return False
         self.v["alpha"][B] = a_new
-        self.apply_delta(B, a_new - a_old, yi)
+        self.apply_delta(B, da, yi)
         return True
 
     def apply_delta(self, B, da, yi):
