@@ -249,3 +249,52 @@ def test_cyclic_shift_weights_must_be_real_numbers(weights):
         CyclicShift(3, weights=weights)
     np.testing.assert_allclose(CyclicShift(3, weights=np.array([1, 2, 3], dtype=object)).weights_array,
                                [1 / 6, 2 / 6, 3 / 6])
+
+
+# --------------------------------------------------------------------------- gamma="scale" near float64's range
+def test_scale_gamma_is_scikit_learns_rule_to_the_bit():
+    from orbitkernels.utils.validation import scale_gamma
+
+    rng = np.random.default_rng(3)
+    for X in (rng.normal(size=(40, 7)) * 3 + 1, rng.uniform(size=(9, 130)).astype(np.float32),
+              np.arange(12.0)[:, None]):
+        assert scale_gamma(X) == 1.0 / (X.shape[1] * X.astype(np.float64).var())
+    assert scale_gamma(np.zeros((3, 2))) == scale_gamma(np.full((3, 2), 5.0)) == 1.0
+
+
+def test_scale_gamma_follows_rows_to_the_edges_of_float64_and_refuses_past_them():
+    """At 1e155 the squares of the variance overflowed, γ came out 0 with a RuntimeWarning and every row had the
+    same features (a Gram matrix of ones); at 1e200 a bare OverflowError. γ = "scale" is scale-free: features of
+    s X at γ / s² are those of X."""
+    from orbitkernels.features import OrbitFourierFeatures, OrbitNystroem
+    from orbitkernels.models import InvariantSVC
+
+    X = np.random.default_rng(0).normal(size=(6, 8))
+    ref = OrbitFourierFeatures(CyclicShift(8), gamma="scale", n_components=16, random_state=0).fit(X)
+    for s in (1e-150, 1e150):
+        big = OrbitFourierFeatures(CyclicShift(8), gamma="scale", n_components=16, random_state=0).fit(X * s)
+        assert big.gamma_ * s * s == pytest.approx(ref.gamma_, rel=1e-12)
+        np.testing.assert_allclose(big.transform(X * s), ref.transform(X), atol=1e-9)
+    for s in (1e155, 1e200, 1e-170):
+        for est in (OrbitFourierFeatures(CyclicShift(8), gamma="scale", n_components=16, random_state=0),
+                    OrbitNystroem(CyclicShift(8), gamma="scale", n_components=4, random_state=0)):
+            with pytest.raises(ValueError, match=r'gamma="scale" .* outside float64\'s range; rescale X'):
+                est.fit(X * s)
+        with pytest.raises(ValueError, match=r'gamma="scale" .* outside float64\'s range; rescale X'):
+            InvariantSVC(gamma="scale").fit(X * s, np.arange(6) % 2)
+
+
+@pytest.mark.parametrize("s", [1e-20, 1e-10])
+def test_orbit_nystroem_maps_tiny_float32_rows_at_gamma_scale(s):
+    """float32 rows ~1e-20 have squared norms below float32's normal range and γ = "scale" ~1e39 past its largest
+    number: the features came out inf and the error told the user to "choose smaller kernel parameters" of a γ
+    nobody chose. Now they are mapped in float64 (precision_), as rows ~1e19 are; 1e-10 stays float32."""
+    from orbitkernels.features import OrbitNystroem
+
+    X = np.random.default_rng(0).normal(size=(6, 8))
+    ref = OrbitNystroem(CyclicShift(8), gamma="scale", n_components=4, random_state=0).fit(X).transform(X)
+    X32 = (X * s).astype(np.float32)
+    model = OrbitNystroem(CyclicShift(8), gamma="scale", n_components=4, random_state=0).fit(X32)
+    F = model.transform(X32)
+    assert F.dtype == np.float32 and model.precision_ == ("float64" if s < 1e-15 else "float32")
+    np.testing.assert_allclose(F, ref, atol=1e-6)

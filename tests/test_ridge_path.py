@@ -206,6 +206,42 @@ def test_dual_leave_one_out_is_exact_where_the_ridge_interpolates(seed):
         np.testing.assert_allclose(path.loo_residuals(i), brute, atol=0.02 * np.abs(brute).max())
 
 
+def _min_norm_refits(X, Y, intercept):
+    """Leave-one-out residuals of minimum-norm least squares (α = 0) refitted on the other rows."""
+    out = []
+    for j in range(len(X)):
+        Xa, Ya = np.delete(X, j, 0), np.delete(Y, j, 0)
+        xm, ym = (Xa.mean(0), Ya.mean(0)) if intercept else (0.0, 0.0)
+        out.append(Y[j] - ((X[j] - xm) @ np.linalg.pinv(Xa - xm) @ (Ya - ym) + ym))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("n,d,leverage", [(6, 12, False), (30, 30, False), (12, 4, True)])
+def test_leave_one_out_at_alpha_zero_refits_the_interpolated_rows(n, d, leverage, intercept):
+    """At α = 0 an interpolated row has 0 / 0 in (y - ŷ) / (1 - H_ii): both were rounding noise, floored at 1e-12,
+    and the residuals came out near 1e-4 where refitting without the row gives units, so α = 0 won any
+    leave-one-out selection whose grid held it. Dual (D > n), D = n, and the primal with a row alone in its
+    feature (H_ii = 1 with D < n); the Gram matrix path too."""
+    rng = np.random.default_rng(n + d)
+    X, Y = rng.standard_normal((n, d)), rng.standard_normal((n, 2))
+    if leverage:
+        X[:, -1] = 0.0
+        X[0, -1] = 1.0
+    brute = _min_norm_refits(X, Y, intercept)
+    path = RidgePath([0.0, 1e-3], fit_intercept=intercept).fit(X, Y)
+    np.testing.assert_allclose(path.loo_residuals(0), brute, atol=1e-8 * np.abs(brute).max())
+    if not intercept:
+        gram = RidgePath([0.0], fit_intercept=False).fit_gram(X @ X.T, Y)
+        np.testing.assert_allclose(gram.loo_residuals(0), brute, atol=1e-8 * np.abs(brute).max())
+
+
+def test_leave_one_out_of_one_row_is_refused():
+    path = RidgePath([0.0, 1.0]).fit(np.ones((1, 3)), np.ones(1))
+    with pytest.raises(ValueError, match="at least 2 training rows; got 1"):
+        path.loo_residuals(1)
+
+
 def test_ridge_path_refuses_bad_input_by_name():
     """RidgePath took an empty, negative or NaN α grid, NaN targets and a target of the wrong length (numpy's
     'cannot reshape array of size 5') without a word; each is now an error naming what is wrong."""

@@ -95,7 +95,8 @@ class OrbitNystroem(OrbitFeaturesBase):
         that float32 kernel values would give features off by more than 1e-3 of their norm
         (bound: u · sqrt(s · k_max / σ_min(K_ZZ)), u = float32's rounding unit): then float32 rows
         are mapped in float64 (the output stays float32), and ``precision_`` says so; so are they where
-        the training rows are so large (entries ~1e19) that a Gaussian computed from float32 dot products
+        the training rows are so large (entries ~1e19) or so small (~1e-20, squared norms below float32's
+        normal range, or a γ past its largest number) that a Gaussian computed from float32 dot products
         and norms (the FFT paths; the GEMM path for "rbf" and "linear") would overflow or be noise.
     backend : {"numpy", "torch"}, default="numpy"
         Where the heavy loops run.
@@ -270,9 +271,22 @@ class OrbitNystroem(OrbitFeaturesBase):
         if self.dtype is None and self.precision_ == "float32" and X.dtype == np.float32 and self.plan_.from_dots:
             try:
                 self._check_magnitude(X)
+                tiny = self._float32_underflows(X)
             except ValueError:
+                tiny = True
+            if tiny:
                 self.precision_ = "float64"
                 self.plan_.dtype = "float64"
+
+    def _float32_underflows(self, X):
+        """Whether a Gaussian of float32 rows would be computed from squared norms below float32's normal range
+        (entries ~1e-20: no digits left) or with a γ past float32's largest number (γ = "scale" made 1e39 of
+        them, and the features came out inf: "choose smaller kernel parameters", of a γ nobody chose)."""
+        if self.kernel != "rbf":
+            return False
+        f32 = np.finfo(np.float32)
+        sq = max_sq_norm(X)
+        return bool(0.0 < sq < f32.tiny / f32.eps or (self.gamma_ or 0.0) > f32.max)
 
     def _engine_options(self):
         opts = super()._engine_options()

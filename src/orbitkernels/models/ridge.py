@@ -395,12 +395,22 @@ class RidgePath:
     # ------------------------------------------------------------------ leave-one-out
     def loo_residuals(self, i):
         """Exact leave-one-out residuals (n, k) at ``alphas[i]``: (y - ŷ) / (1 - H_ii), H including the
-        intercept's share 1/n. A ValueError after :meth:`from_moments` (no training rows)."""
+        intercept's share 1/n. A ValueError after :meth:`from_moments` (no training rows), or with fewer
+        than two rows.
+
+        At α = 0 a row the fit interpolates (H_ii = 1: D ≥ n, or a row alone in its direction) has
+        0 / 0 there; its residual is the limit α → 0⁺, which is the residual of the minimum-norm least
+        squares refitted without the row: ``(K⁺ y)_i / (K⁺)_ii`` on the kept eigenpairs (K the centred
+        Gram matrix; ``B V``-weighted in the primal).
+        """
         i = self._fitted_index(i, "loo_residuals")
         if getattr(self, "_Yc", None) is None:
             raise ValueError("leave-one-out needs the training rows; this RidgePath was built from moments")
+        if self.n_ < 2:
+            raise ValueError(f"leave-one-out needs at least 2 training rows; got {self.n_}")
         inv = self._inverse(i)
         if self.dual_:  # H = U diag(s/(s+α)) Uᵀ on the centred Gram matrix
+            A, scale = self.vecs_, self.evals_
             shrink = self.evals_ * inv
             fitted = self.vecs_ @ (self.proj_ * shrink[:, None])
             h = (self.vecs_ * self.vecs_) @ shrink
@@ -408,11 +418,23 @@ class RidgePath:
             B = getattr(self, "_B", None)
             if B is None:
                 B = self._B = self.Xc_ @ self.vecs_
+            A, scale = B, self.evals_ ** 2  # U_j = B_j / √λ_j and proj_j = √λ_j U_jᵀ y
             fitted = B @ (self.proj_ * inv[:, None])
             h = (B * B) @ inv
         if self.fit_intercept:
             h = h + 1.0 / self.n_
-        return (self._Yc - fitted) / np.maximum(1.0 - h, 1e-12)[:, None]
+        one_minus_h = 1.0 - h
+        out = (self._Yc - fitted) / np.maximum(one_minus_h, 1e-12)[:, None]
+        if self.alphas[i] == 0.0:
+            # (y - ŷ)_i and 1 - H_ii are both rounding noise on an interpolated row (the 1e-12 floor made them
+            # residuals of 1e-4 where refitting gives units, and α = 0 won every leave-one-out selection)
+            rows = one_minus_h <= 100.0 * self.n_ * np.finfo(np.float64).eps
+            kept = inv > 0
+            if rows.any() and kept.any():
+                w = 1.0 / scale[kept]
+                Ar = A[np.ix_(rows, kept)]
+                out[rows] = (Ar @ (self.proj_[kept] * w[:, None])) / ((Ar * Ar) @ w)[:, None]
+        return out
 
 
 def cholesky_path(X, Y, alphas, *, fit_intercept=True):

@@ -341,19 +341,38 @@ def scale_gamma(X):
     """``gamma="scale"``: ``1 / (n_features · X.var())`` (1 for constant X), scikit-learn's ``SVC`` rule.
 
     The variance is accumulated in float64 over row blocks, so float32 data and
-    large X cost no full-size temporary.
+    large X cost no full-size temporary; of X divided by its largest magnitude, so rows
+    near float64's range do not overflow the squares (at 1e155 the variance was inf
+    and γ silently 0: every row had the same features). A γ outside float64's range
+    is a ValueError.
     """
     n, d = X.shape
-    total, total_sq = 0.0, 0.0
     step = max(1, (1 << 22) // max(1, d))
-    mean = float(np.mean(X, dtype=np.float64))
+    top = max((float(np.max(np.abs(X[a : a + step]))) for a in range(0, n, step)), default=0.0)
+    if top == 0.0:
+        return 1.0
+    c = 2.0 ** np.frexp(top)[1]  # a power of two: X / c is exact, γ the same bits as without it where both work
+    with np.errstate(over="ignore"):
+        mean = float(np.mean(X, dtype=np.float64)) / c
+    if not np.isfinite(mean):  # the sum overflowed
+        mean = sum(float(np.sum(np.asarray(X[a : a + step], dtype=np.float64) / c)) for a in range(0, n, step))
+        mean /= n * d
+    total, total_sq = 0.0, 0.0
     for a in range(0, n, step):
-        blk = np.asarray(X[a : a + step], dtype=np.float64) - mean
+        blk = np.asarray(X[a : a + step], dtype=np.float64) / c - mean
         total += float(blk.sum())
         total_sq += float((blk * blk).sum())
     m = n * d
-    var = total_sq / m - (total / m) ** 2
-    return 1.0 / (d * var) if var > 0 else 1.0
+    var = total_sq / m - (total / m) ** 2  # of X / c
+    if not var > 0:
+        return 1.0
+    with np.errstate(over="ignore", under="ignore"):
+        gamma = 1.0 / (d * var) / c / c
+    if not np.finfo(np.float64).tiny <= gamma <= np.finfo(np.float64).max:  # subnormal: its products are noise
+        power = -np.log10(d * var) - 2 * np.log10(c)
+        raise ValueError(f'gamma="scale" (1 / (n_features · X.var())) is 10^{power:.0f} '
+                         f"for rows of magnitude {top:.3g}, outside float64's range; rescale X or give gamma a number")
+    return gamma
 
 
 def kernel_param_constraints():
