@@ -61,6 +61,7 @@ import numpy as np
 
 from ._version import __version__
 from .utils.io import atomic_write_json
+from .utils.errors import reading_results
 from .utils.validation import env_count
 
 __all__ = ["run_benchmarks", "BENCHMARKS", "summarize", "render_markdown"]
@@ -1605,18 +1606,21 @@ def render_markdown(results_dir="results/bench", quick=False):
         if not path.exists():
             lines += [f"*Not run yet* (`orbitkernels bench --name {name}`).", ""]
             continue
-        rec = json.loads(path.read_text())
-        lines += [f"**{summarize(name, rec['results'])}**", "",
-                  f"Wall time {rec['wall_s']:.0f} s, load average {rec['loadavg_before'][0]:.1f} before and "
-                  f"{rec['loadavg_after'][0]:.1f} after, BLAS threads {rec['environment'].get('blas_threads', '?')}, "
-                  f"FFT workers {rec['environment'].get('fft_workers', 'all cores (before 2026-11-25)')}. "
-                  f"Full numbers: [`results/bench/{path.name}`](../results/bench/{path.name}).", ""]
-        if rec.get("variants"):
-            lines += ["Variants tried:", ""] + [f"* {v['variant']}: **{v['status']}** ({v['evidence']})"
-                                                 for v in rec["variants"]] + [""]
+        with reading_results(path):
+            rec = json.loads(path.read_text())
+            lines += [f"**{summarize(name, rec['results'])}**", "",
+                      f"Wall time {rec['wall_s']:.0f} s, load average {rec['loadavg_before'][0]:.1f} before and "
+                      f"{rec['loadavg_after'][0]:.1f} after, BLAS threads "
+                      f"{rec['environment'].get('blas_threads', '?')}, FFT workers "
+                      f"{rec['environment'].get('fft_workers', 'all cores (before 2026-11-25)')}. "
+                      f"Full numbers: [`results/bench/{path.name}`](../results/bench/{path.name}).", ""]
+            if rec.get("variants"):
+                lines += ["Variants tried:", ""] + [f"* {v['variant']}: **{v['status']}** ({v['evidence']})"
+                                                     for v in rec["variants"]] + [""]
     gpu = root / "gpu.json"
     if not quick and gpu.exists():
-        lines += _gpu_markdown(json.loads(gpu.read_text()))
+        with reading_results(gpu):
+            lines += _gpu_markdown(json.loads(gpu.read_text()))
     return "\n".join(lines).rstrip() + "\n"
 
 

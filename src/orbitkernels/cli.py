@@ -179,29 +179,38 @@ def _cmd_report(args):
               f"{'is not a folder' if results.exists() else 'does not exist'}; point --results at the folder "
               "`orbitkernels reproduce` wrote to (default ./results)", file=sys.stderr)
         return 1
-    written = []
+    readme = Path(args.readme) if args.readme else None
+    if readme is not None and args.readme != "README.md":  # the default may be absent (a run outside the clone)
+        text = readme.read_text() if readme.is_file() else ""
+        if "<!-- results:begin -->" not in text or "<!-- results:end -->" not in text:
+            print(f"orbitkernels: error: --readme {args.readme!r} "
+                  f"{'has no <!-- results:begin/end --> block' if readme.is_file() else 'is not a file'}; "
+                  "give a file with that block, or '' to skip", file=sys.stderr)
+            return 1
+    # every page is rendered before any is written: a damaged results file (a ResultsFileError naming it) leaves
+    # docs/ as it was, where the pages rendered before it had already been rewritten
+    pages, blocks = {}, []
     for paper, module in PAPERS.items():
         try:
             mod = importlib.import_module(module)
         except ImportError:
             continue
         if hasattr(mod, "render_markdown"):
-            path = docs / "reproductions" / f"{paper}.md"
-            write_page(mod.render_markdown(results), path)
-            written.append(path)
-        elif hasattr(mod, "update_page"):  # a hand-written page with a generated block
+            pages[docs / "reproductions" / f"{paper}.md"] = mod.render_markdown(results)
+        elif hasattr(mod, "render_page"):  # a hand-written page with a generated block
             path = docs / Path(page_of(paper)).relative_to("docs")
-            if path.exists() and mod.update_page(results, path):
-                written.append(path)
-    pages = {docs / "results.md": render_results(results), docs / "performance.md": bench_markdown(results / "bench")}
+            if path.exists():
+                blocks.append((path, mod.PAGE_BLOCK, mod.render_page(results)))
+    pages[docs / "results.md"] = render_results(results)
+    pages[docs / "performance.md"] = bench_markdown(results / "bench")
+    blocks.append((docs / Path(PROBES_PAGE).relative_to("docs"), "probes", render_probes(results)))
+    if readme is not None:
+        blocks.append((readme, "results", render_readme_block(results)))
+    written = []
     for path, text in pages.items():
         write_page(text, path)
         written.append(path)
-    probes_page = docs / Path(PROBES_PAGE).relative_to("docs")
-    if update_marked_block(probes_page, "probes", render_probes(results)):
-        written.append(probes_page)
-    if args.readme and update_marked_block(args.readme, "results", render_readme_block(results)):
-        written.append(Path(args.readme))
+    written += [path for path, name, text in blocks if update_marked_block(path, name, text)]
     if args.json:
         _print_json([str(p) for p in written])
     else:
@@ -379,6 +388,9 @@ def main(argv=None):
         parser.print_help()
         return 2
     set_quiet(args.quiet or args.json)
+    out = getattr(args, "out", None)
+    if out is not None and not out.strip():  # --out '' wrote into the current folder
+        parser.error(f"--out is blank ({out!r}); give a folder, or leave --out out for the default")
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -366,8 +366,9 @@ def resolve(name, data_home=None, *, download=True, forms=("converted", "canonic
     # to look further, let alone to download over it.
     for f in (*info.converted, *info.canonical):
         path = home / f.name
-        if path.exists() and not path.is_file():
-            what = "a folder" if path.is_dir() else "not a regular file"
+        if (path.exists() or path.is_symlink()) and not path.is_file():  # a broken link was reported as missing
+            what = ("a folder" if path.is_dir() else f"a broken link (to {str(path.readlink())!r})"
+                    if not path.exists() else "not a regular file")
             raise DatasetFormatError(f"{str(path)!r} is {what}, not the {info.title} file {f.name}; move it away "
                                      "or put the file itself there")
     for form in forms:

@@ -17,10 +17,11 @@ def _entry_status(info, home, verify):
         "missing": [], "verified": None, "status": "", "urls": urls, "reference": info.reference, "note": "",
     }
     blocked = [d.name for f in ("converted", "canonical") for d in info.files(f)
-               if (home / d.name).exists() and not (home / d.name).is_file()]
-    if blocked:  # a folder named like a data file: loading refuses it, so say so here too
+               if ((home / d.name).exists() or (home / d.name).is_symlink()) and not (home / d.name).is_file()]
+    if blocked:  # a folder or a broken link named like a data file: loading refuses it, so say so here too
         entry["status"] = "not a file"
-        entry["note"] = f"{', '.join(blocked)} in {home} is a folder (or not a regular file); move it away"
+        entry["note"] = (f"{', '.join(blocked)} in {home} is a folder, a broken link or not a regular file; "
+                         "move it away")
         return entry
     if form is None:
         entry["missing"] = [d.name for d in (info.converted or info.canonical) if not (home / d.name).is_file()]

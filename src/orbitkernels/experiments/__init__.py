@@ -74,6 +74,8 @@ def _check_run_args(quick, out_dir, resume, seed, download):
             raise ConfigurationError(f"{name} must be True or False; got {value!r}")
     if out_dir is not None and not isinstance(out_dir, (str, os.PathLike)):
         raise ConfigurationError(f"out_dir must be a path (str or os.PathLike) or None; got {out_dir!r}")
+    if isinstance(out_dir, str) and not out_dir.strip():  # "" wrote the results into the current folder
+        raise ConfigurationError(f"out_dir is blank ({out_dir!r}); give a folder, or None for the default results root")
 
 
 def _env_budget(variable, default):

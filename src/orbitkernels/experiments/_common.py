@@ -12,7 +12,7 @@ from ..models.ridge import RidgePath as _RidgePath
 from .report import _verdict
 
 __all__ = ["PAPER_SAMPLING", "PAPER_FREQUENCIES", "RidgePath", "kernel_ridge_path", "kfold_indices", "headline_table",
-           "pyplot", "mean_std", "seed_from", "stratified"]
+           "pyplot", "mean_std", "seed_from", "stratified", "wrap_seed"]
 
 #: How the reproductions draw group elements: i.i.d. from q, as the three papers do (and as every
 #: recorded result in results/ was made). The library's default is the low-variance "qmc" scheme;
@@ -98,6 +98,13 @@ def mean_std(values):
 def seed_from(*parts):
     """An int seed for scikit-learn-style ``random_state`` from several integers (one SeedSequence draw)."""
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0])
+
+
+def wrap_seed(value):
+    """A seed derived from the run's (``seed + k``, ``seed * 1000 + rep``) brought into ``[0, 2**32)``, the range of
+    numpy's legacy seeding and of scikit-learn's ``random_state``: the same value wherever it already fits (the
+    recorded runs' seeds are unchanged), where ``--seed 50000`` made Mroueh's xperm templates refuse 5000150000."""
+    return int(value) % 2**32
 
 
 def stratified(y, per_class, rng, pool=None):

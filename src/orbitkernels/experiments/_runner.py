@@ -199,51 +199,57 @@ class ExperimentRun:
         if resume:
             self._resume()
 
-    def _previous_state(self):
-        """``(path, state)`` of the file to resume from: the partial file, else the finished one; ``(None, None)``."""
-        for path, kind in ((self.partial_path, "partial"), (self.path, "finished")):
-            if not path.exists():
-                continue
+    def _resume(self):
+        """Take in the cells of the partial file, else of the finished one: the first of them that this run can
+        use (a partial file of another configuration, left by an interrupted run with another seed, was used
+        alone and a finished file that matched was ignored: its cells were recomputed)."""
+        present = [(path, kind) for path, kind in ((self.partial_path, "partial"), (self.path, "finished"))
+                   if path.exists()]
+        for i, (path, kind) in enumerate(present):
+            then = f"trying the {present[i + 1][1]} results {present[i + 1][0]}" if i + 1 < len(present) \
+                else "recomputing every cell"
             self._seen[path] = _file_id(path)  # its cells are this run's now: a save need not read them again
             try:
                 state = read_json(path)
             except (OSError, ValueError) as exc:
-                _say(f"{self.paper}/{self.path.stem}: cannot read the {kind} results {path} ({exc}); "
-                     "recomputing every cell")
-                return None, None
-            return path, state
-        return None, None
+                _say(f"{self.paper}/{self.path.stem}: cannot read the {kind} results {path} ({exc}); {then}")
+                continue
+            if self._resume_from(path, state, then):
+                return
 
-    def _resume(self):
-        path, state = self._previous_state()
-        if path is None:
-            return
+    def _resume_from(self, path, state, then):
+        """Take in the cells of ``state`` (read from ``path``) where this run can use them; whether it did (else it
+        says why, ending with ``then``)."""
         label = f"{self.paper}/{self.path.stem}"
         cells = state.get("cells") if isinstance(state, dict) else None
         if isinstance(state, dict) and not cells and isinstance(state.get("data"), dict):
             cells = state["data"].get("cells")  # older finished files kept their cells under data only
         if not isinstance(cells, dict) or not cells:
             if cells is not None and not isinstance(cells, dict):
-                _say(f"{label}: the cells stored in {path} are malformed (not a mapping); recomputing every cell")
-            return
+                _say(f"{label}: the cells stored in {path} are malformed (not a mapping); {then}")
+            return False
         version = state.get("library_version")
         same_config = _canonical(state.get("config")) == _canonical(self.config)
         if not same_config and (self.cell_scope is None or not isinstance(state.get("config"), dict)):
             _say(f"{label}: {path} was made with another configuration; its {len(cells)} cells are not reused, "
-                 "recomputing every cell")
-            return
+                 f"{then}")
+            return False
         if version != __version__:
             made = f"orbitkernels {version}" if version else "an unknown orbitkernels version"
             _say(f"{label}: {path} was made by {made} (this is {__version__}); its {len(cells)} cells are not "
-                 "reused, recomputing every cell")
-            return
+                 f"reused, {then}")
+            return False
         bad = [k for k in cells if not isinstance(k, str)]
         if bad:  # JSON keys are always strings; anything else means the file was not written by this runner
-            _say(f"{label}: {path} holds malformed cell keys {bad[:3]}; recomputing every cell")
-            return
+            _say(f"{label}: {path} holds malformed cell keys {bad[:3]}; {then}")
+            return False
         if not same_config:
             old = state["config"]
             kept = {k: v for k, v in cells.items() if self._same_scope(old, k)}
+            if not kept:
+                _say(f"{label}: {path} was made with another configuration; none of its {len(cells)} cells depends "
+                     f"only on unchanged parts of it, {then}")
+                return False
             _say(f"{label}: {path} was made with another configuration; {len(kept)} of its {len(cells)} cells "
                  "depend only on unchanged parts of it and are reused")
             cells = kept
@@ -252,11 +258,14 @@ class ExperimentRun:
             self._elapsed_before = float(state.get("wall_time_s", 0.0))
         except (TypeError, ValueError):
             self._elapsed_before = 0.0
+        if not 0.0 <= self._elapsed_before < float("inf"):  # "nan" went into the file and --json as a bare NaN
+            self._elapsed_before = 0.0
         self.n_resumed = len(self.cells)
         self.resumed_from = path
         how = "same configuration" if same_config else "cells whose part of the configuration is unchanged"
         _say(f"{label}: kept {self.n_resumed} finished cells from {path} ({how}, orbitkernels {__version__}); "
              "any other cell is computed")
+        return True
 
     def _same_scope(self, old_config, key):
         """Whether cell ``key`` of a run made with ``old_config`` depends only on what this run has unchanged."""

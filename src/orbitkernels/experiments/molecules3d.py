@@ -36,8 +36,9 @@ from sklearn.kernel_approximation import RBFSampler
 from ..features import MolecularOrbitFeatures, OrbitFourierFeatures
 from ..groups import CoulombPermutation, Rotation3D, encode_molecules
 from ..models.ridge import RidgePath
+from ..utils.errors import reading_results
 from . import _check_run_args, _config_name, _env_budget
-from ._common import pyplot as _pyplot
+from ._common import pyplot as _pyplot, wrap_seed
 from ._raj_eval import median_sq_dist, regression_scores
 from ._runner import ExperimentRun, default_results_dir, headline
 from .report import _not_run, update_marked_block
@@ -147,7 +148,8 @@ class _Data:
             b = dict(b)
             group = Rotation3D(reflections=b.pop("reflections"))
             # i.i.d. frequencies: the draw every recorded cell was made with
-            fmap = MolecularOrbitFeatures(group, random_state=self.seed + i, max_memory_mb=512, frequencies="iid", **b)
+            fmap = MolecularOrbitFeatures(group, random_state=wrap_seed(self.seed + i), max_memory_mb=512,
+                                          frequencies="iid", **b)
             parts.append(fmap.fit(self.X[train]).transform_gammas(self.X, gammas))
         F = {g: np.hstack([p[g] for p in parts]) for g in gammas}
         self._cache[name] = (F, time.perf_counter() - t0)
@@ -369,7 +371,12 @@ def render_page(results_dir=None):
     path = root / PAPER / "qm7.json"
     if not path.exists():  # a results root without this run (quick results only, say): `report` must still work
         return "\n".join(_not_run("qm7", path) + ["Run path: `orbitkernels reproduce molecules3d`."])
-    res = read_json(path)
+    with reading_results(path):
+        return _render_qm7(read_json(path), root)
+
+
+def _render_qm7(res, root):
+    """:func:`render_page` of the results ``res`` under the results root ``root``."""
     d = res["data"]
     lines = ["| configuration | layers | features | RMSE | MAE | per fold RMSE | γ chosen | ms / molecule |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -418,7 +425,11 @@ def _five_fold_probe_lines(path):
 
     if not Path(path).exists():
         return []
-    res = read_json(path)
+    with reading_results(path):
+        return _five_fold_table(read_json(path))
+
+
+def _five_fold_table(res):
     variants = res.get("variants") or {}
     if not variants:
         return []
@@ -452,7 +463,11 @@ def _curve_lines(path):
 
     if not Path(path).exists():
         return []
-    cur = read_json(path)
+    with reading_results(path):
+        return _curve_table(read_json(path))
+
+
+def _curve_table(cur):
     lines = ["", f"Fold-0 curves (`benchmarks/probes/molecules3d/probe_curves.py`, {cur['settings']}):", "",
              "| training molecules | rotations r | RMSE | MAE |", "| --- | --- | --- | --- |"]
     lines += [f"| {t['n_train']} | {t['r']} | {t['rmse']:.2f} | {t['mae']:.2f} |" for t in cur["train_size"]]
@@ -467,10 +482,14 @@ def _curve_lines(path):
 EXPERIMENTS = {"qm7": run_qm7}
 
 
+#: the generated block of the hand-written page (``<!-- table:begin/end -->``) that ``orbitkernels report`` fills
+#: with :func:`render_page`
+PAGE_BLOCK = "table"
+
+
 def update_page(results_dir=None, page="docs/molecules3d.md"):
-    """Fill the generated block (``<!-- table:begin/end -->``) of the hand-written page; ``orbitkernels report``
-    calls it. Returns whether the page changed."""
-    return update_marked_block(page, "table", render_page(results_dir))
+    """Fill the generated block (:data:`PAGE_BLOCK`) of the hand-written page. Returns whether the page changed."""
+    return update_marked_block(page, PAGE_BLOCK, render_page(results_dir))
 
 
 def main(argv=None):  # pragma: no cover - writes the page

@@ -47,7 +47,7 @@ from ..utils.io import read_json
 from ..utils.progress import progress
 from . import _check_run_args
 from ._common import PAPER_SAMPLING, mean_std as _mean_std, pyplot as _matplotlib, seed_from as _rs
-from ._common import stratified as _stratified
+from ._common import stratified as _stratified, wrap_seed
 from ._mroueh_rls import one_nn_accuracy, rls_fit_predict
 from ._runner import ExperimentRun, headline
 from .report import format_value, md_cell, notes_lines, paper_folder, render_paper_page, write_page
@@ -193,7 +193,7 @@ class _Xperm:
             self._features.clear()
             m_max, n_all = max(cfg["templates"]), len(self.y)
             f = GroupCDFFeatures(self.group, sampling=PAPER_SAMPLING, n_templates=m_max, n_bins=cfg["n_bins"],
-                                 epsilon=cfg["epsilon"], random_state=seed * 100_003 + r).fit(self.X)
+                                 epsilon=cfg["epsilon"], random_state=wrap_seed(seed * 100_003 + r)).fit(self.X)
             Fr = f.transform(self.X[self.rep_idx])
             chk = np.random.default_rng([seed, r]).choice(n_all, 256, replace=False)
             gap = float(np.abs(f.transform(self.X[chk]) - Fr[self.orbit_of[chk]]).max())

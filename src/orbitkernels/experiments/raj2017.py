@@ -39,7 +39,7 @@ from ..utils.errors import ConfigurationError, NoMatchingCellsError
 from ..utils.progress import progress
 from . import _check_run_args, _config_name, _env_budget
 from ._common import (PAPER_FREQUENCIES, PAPER_SAMPLING, RidgePath, headline_table, kernel_ridge_path, kfold_indices,
-                      pyplot as _pyplot, seed_from)
+                      pyplot as _pyplot, seed_from, wrap_seed)
 from ._raj_eval import (WideLayer2, holdout_select, inner_cv_select, layer2_scale, loo_select, median_sq_dist,
                         one_hot, sq_dists, regression_scores, second_layer, unit_norm_rows)
 from ._runner import ExperimentRun, headline
@@ -571,7 +571,7 @@ def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, f
         pred = model.predict(F[test])
         del model
     else:
-        best, lam, table = inner_cv_select(cands, y, train, lambdas, k=cfg["inner_k"], seed=seed + k)
+        best, lam, table = inner_cv_select(cands, y, train, lambdas, k=cfg["inner_k"], seed=wrap_seed(seed + k))
         F = data.features(method, dim, best, train)
         pred = RidgePath([lam]).fit(F[train], y[train]).predict(F[test])[0, :, 0]
     out = {"gamma_factor": best, "lambda": lam, "inner_cv_rmse": table, **regression_scores(pred, y[test])}
@@ -588,7 +588,7 @@ def _qm7_feature_cell(data, method, dim, k, chosen_factor, chosen_layer2=None, f
             pred2 = model2.predict(F2[test])
             del model2
         else:
-            b2, lam2, table2 = inner_cv_select(c2, y, train, lambdas, k=cfg["inner_k"], seed=seed + k)
+            b2, lam2, table2 = inner_cv_select(c2, y, train, lambdas, k=cfg["inner_k"], seed=wrap_seed(seed + k))
             F2 = second_layer(F, train, d2, b2, seed)
             pred2 = RidgePath([lam2]).fit(F2[train], y[train]).predict(F2[test])[0, :, 0]
         s2 = regression_scores(pred2, y[test])
@@ -757,7 +757,7 @@ def _qm7_krr_cell(data, name, k):
     if cfg["krr_inner_k"] == "loo":
         best, lam, table, pred = _krr_loo(gram, factors, y, train, test, lambdas)
     else:
-        splits = kfold_indices(len(train), cfg["krr_inner_k"], seed + k)
+        splits = kfold_indices(len(train), cfg["krr_inner_k"], wrap_seed(seed + k))
         for f in factors:
             K = gram(train, train, f)
             sse = np.zeros(len(lambdas))
@@ -1424,13 +1424,13 @@ def run_kernel_approx(quick=False, out_dir=None, resume=True, seed=0, config=Non
             skipped.append(key)  # a later run with the same configuration resumes and computes it
             continue
         if not run.has(key) and K is None:
-            E = group.sample(cfg["r_exact"], np.random.RandomState(seed + 12345))
+            E = group.sample(cfg["r_exact"], np.random.RandomState(wrap_seed(seed + 12345)))
             K = HaarKernel(group, "rbf", sampling=PAPER_SAMPLING, elements=E, gamma=gamma)(X)
             normK = (np.linalg.norm(K, 2), np.linalg.norm(K, "fro"))
 
         def compute(r=r, s=s, rep=rep):
             fm = OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=s, n_group_samples=r,
-                                      frequencies=PAPER_FREQUENCIES, random_state=seed * 1000 + rep, **eng)
+                                      frequencies=PAPER_FREQUENCIES, random_state=wrap_seed(seed * 1000 + rep), **eng)
             F = np.asarray(fm.fit(X).transform(X), dtype=np.float64)
             D = F @ F.T - K
             return {"spectral": float(np.linalg.norm(D, 2) / normK[0]), "frobenius": float(np.linalg.norm(D, "fro") / normK[1])}

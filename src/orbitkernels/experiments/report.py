@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..utils.errors import reading_results
 from ..utils.io import atomic_write_bytes, atomic_write_json, read_json
 from . import page_of
 from ._runner import default_results_dir
@@ -42,12 +43,12 @@ def collect_headlines(results_dir="results"):
     for path in sorted(Path(results_dir).glob("*/*.json")):
         if path.name.endswith(".partial.json") or path.stem.endswith("_quick"):
             continue
-        try:
+        with reading_results(path):  # skipped, a damaged file left its cells out of the summary without a word
             res = read_json(path)
-        except (OSError, ValueError):
-            continue
-        if not isinstance(res, dict) or not res.get("headline"):
-            continue
+            if not isinstance(res, dict) or not res.get("headline"):
+                continue
+            if not isinstance(res["headline"], list) or not all(isinstance(c, dict) for c in res["headline"]):
+                raise TypeError("its headline is not a list of cells")
         out.setdefault(path.parent.name, []).append((path.stem, res))
     return out
 
@@ -262,14 +263,15 @@ def render_paper_page(paper, title, claims, results_dir, *, headline, tables, in
     folder = paper_folder(results_dir, paper)
     lines = page_intro(paper, title) if intro is None else list(intro)
     for name, claim in claims.items():
-        section, res = experiment_section(paper, name, claim, folder, run_facts=run_facts, missing=missing,
-                                          quick=quick)
-        lines += section
-        if res is None:
-            continue
-        lines += headline(res["headline"]) + [""]
-        lines += tables(name, res["data"])
-        lines += notes(res)
+        with reading_results(Path(folder) / (f"{name}_quick.json" if quick else f"{name}.json")):
+            section, res = experiment_section(paper, name, claim, folder, run_facts=run_facts, missing=missing,
+                                              quick=quick)
+            lines += section
+            if res is None:
+                continue
+            lines += headline(res["headline"]) + [""]
+            lines += tables(name, res["data"])
+            lines += notes(res)
         lines += probe_pointers(folder, name)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -279,10 +281,11 @@ def probe_pointers(folder, experiment):
     the question each asks and its script; their tables are on :data:`PROBES_PAGE`."""
     out = []
     for path in sorted(Path(folder).glob("*_probes.json")):
-        res = read_json(path)
-        if res.get("experiment") == experiment:
-            out.append(f"- {md_cell(res.get('protocol', path.stem))} `{res.get('script', '(script not recorded)')}`, "
-                       f"{len(res.get('variants') or {})} variants.")
+        with reading_results(path):
+            res = read_json(path)
+            if res.get("experiment") == experiment:
+                script, n = res.get("script", "(script not recorded)"), len(res.get("variants") or {})
+                out.append(f"- {md_cell(res.get('protocol', path.stem))} `{script}`, {n} variants.")
     if not out:
         return []
     return ["**Probes** of the gaps (tables on the [fidelity page](../fidelity.md)):", ""] + out + [""]
@@ -355,22 +358,23 @@ def render_probes(results_dir="results"):
     root = Path(results_dir)
     out = []
     for path in sorted(root.glob("*/*_probes.json")):
-        res = read_json(path)
-        variants = res.get("variants") or {}
-        cols = []
-        for v in variants.values():
-            cols += [k for k, x in v.items() if k not in cols and k != "load_avg_1min"
-                     and (x is None or isinstance(x, (int, float, str, bool)))]
-        rel = path.relative_to(root).as_posix()
-        out += [f"### {md_cell(res.get('protocol', path.stem))}", "",
-                f"Script `{res.get('script', '(not recorded)')}`; results `results/{rel}`"
-                f" ({len(variants)} variants).", ""]
-        if variants:
-            out += ["| variant | " + " | ".join(md_cell(c) for c in cols) + " |",
-                    "|---" * (len(cols) + 1) + "|"]
-            out += [f"| {md_cell(k)} | " + " | ".join(_probe_cell(v.get(c)) for c in cols) + " |"
-                    for k, v in variants.items()]
-            out.append("")
+        with reading_results(path):
+            res = read_json(path)
+            variants = res.get("variants") or {}
+            cols = []
+            for v in variants.values():
+                cols += [k for k, x in v.items() if k not in cols and k != "load_avg_1min"
+                         and (x is None or isinstance(x, (int, float, str, bool)))]
+            rel = path.relative_to(root).as_posix()
+            out += [f"### {md_cell(res.get('protocol', path.stem))}", "",
+                    f"Script `{res.get('script', '(not recorded)')}`; results `results/{rel}`"
+                    f" ({len(variants)} variants).", ""]
+            if variants:
+                out += ["| variant | " + " | ".join(md_cell(c) for c in cols) + " |",
+                        "|---" * (len(cols) + 1) + "|"]
+                out += [f"| {md_cell(k)} | " + " | ".join(_probe_cell(v.get(c)) for c in cols) + " |"
+                        for k, v in variants.items()]
+                out.append("")
     if not out:
         return "No probe results yet.\n"
     return "\n".join(out).rstrip("\n") + "\n"

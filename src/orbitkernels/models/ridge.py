@@ -400,8 +400,8 @@ class RidgePath:
 
         At α = 0 a row the fit interpolates (H_ii = 1: D ≥ n, or a row alone in its direction) has
         0 / 0 there; its residual is the limit α → 0⁺, which is the residual of the minimum-norm least
-        squares refitted without the row: ``(K⁺ y)_i / (K⁺)_ii`` on the kept eigenpairs (K the centred
-        Gram matrix; ``B V``-weighted in the primal).
+        squares refitted without the row: ``(K⁺ y)_i / (K⁺)_ii`` over the kept eigenpairs of the centred
+        Gram matrix K (in the primal from those of ΦcᵀΦc: K⁺ = B Λ⁻² Bᵀ with B = Φc V).
         """
         i = self._fitted_index(i, "loo_residuals")
         if getattr(self, "_Yc", None) is None:
