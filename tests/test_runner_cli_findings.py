@@ -132,3 +132,26 @@ def test_a_broken_link_in_the_data_folder_is_named_not_reported_missing(tmp_path
         load_mnist(data_home=tmp_path, download=True)
     (row,) = [r for r in dataset_status(data_home=tmp_path) if r["name"] == "mnist"]
     assert row["status"] == "not a file" and "broken link" in row["note"]
+
+
+def test_report_reads_the_results_root_reproduce_writes(tmp_path, monkeypatch, capsys):
+    """reproduce writes under $ORBITKERNELS_RESULTS; report read ./results whatever it said, and stopped with
+    "results folder 'results' does not exist"."""
+    from orbitkernels.cli import main
+
+    (tmp_path / "mine").mkdir()
+    monkeypatch.setenv("ORBITKERNELS_RESULTS", str(tmp_path / "mine"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--docs", str(tmp_path / "docs"), "--readme", ""]) == 0
+    assert "No results yet" in (tmp_path / "docs" / "results.md").read_text()
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32])
+def test_a_seed_out_of_range_is_refused_by_name_before_the_data_are_read(seed, tmp_path):
+    """load_qm7 and load_rotated_mnist read and checksummed their files, then failed with numpy's "Seed must be
+    between 0 and 2**32 - 1", which names no argument; here the folder is empty and the seed is refused first."""
+    from orbitkernels.datasets import load_qm7, load_rotated_mnist
+
+    for load in (load_qm7, load_rotated_mnist):
+        with pytest.raises(ValueError, match="random_state must be"):
+            load(data_home=tmp_path, download=False, random_state=seed)

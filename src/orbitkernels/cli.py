@@ -173,7 +173,10 @@ def _cmd_report(args):
     from .experiments.report import (PROBES_PAGE, render_probes, render_readme_block, render_results,
                                      update_marked_block, write_page)
 
-    results, docs = Path(args.results), Path(args.docs)
+    from .experiments._runner import default_results_dir
+
+    # as reproduce: a results root set by $ORBITKERNELS_RESULTS was "results folder 'results' does not exist"
+    results, docs = (Path(args.results) if args.results is not None else default_results_dir()), Path(args.docs)
     if not results.is_dir():  # a mistyped --results would rewrite every page and the README table as empty
         print(f"orbitkernels: error: results folder {str(results)!r} "
               f"{'is not a folder' if results.exists() else 'does not exist'}; point --results at the folder "
@@ -325,7 +328,8 @@ def build_parser():
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("report", help="regenerate docs/ (results, reproductions, performance) from results/*.json")
-    p.add_argument("--results", default="results", help="results root (default: %(default)s)")
+    p.add_argument("--results", default=None,
+                   help="results root (default: $ORBITKERNELS_RESULTS or ./results, as reproduce writes)")
     p.add_argument("--docs", default="docs", help="documentation folder (default: %(default)s)")
     p.add_argument("--readme", default="README.md",
                    help="file whose <!-- results:begin/end --> block gets the headline table (default: %(default)s; "

@@ -274,7 +274,7 @@ def load_qm7(data_home=None, download=True, n_folds=5, random_state=0) -> Bunch:
         A file has the right checksum (or none) but unexpected content.
     """
     n_folds = check_int(n_folds, "n_folds", min_value=2)
-    random_state = check_int(random_state, "random_state")
+    random_state = check_int(random_state, "random_state", min_value=0, max_value=2**32 - 1)  # before the file
     found = resolve("qm7", data_home, download=download)
     if found.form == "converted":
         source = "qm7.npz"

@@ -312,4 +312,5 @@ def load_rotated_mnist(data_home=None, source="auto", download=True, random_stat
         return bunch
     defaults = {"n_train": 10000, "n_valid": 2000, "n_test": 50000}
     sizes = {k: defaults[k] if v is None else v for k, v in sizes.items()}
+    check_random_state(random_state)  # a bad seed is refused before MNIST is read (and checksummed)
     return make_rotated_mnist(load_mnist(data_home, download=download), random_state=random_state, **sizes)

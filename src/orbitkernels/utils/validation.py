@@ -110,6 +110,9 @@ def check_random_state(seed):
     """
     if isinstance(seed, np.random.Generator):
         return seed
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and not 0 <= seed < 2**32:
+        # numpy's "Seed must be between 0 and 2**32 - 1" names no argument
+        raise ValueError(f"random_state must be a whole number from 0 to 2**32 - 1; got {seed}")
     return _sk_check_random_state(seed)
 
 
