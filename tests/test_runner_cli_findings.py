@@ -155,3 +155,13 @@ def test_a_seed_out_of_range_is_refused_by_name_before_the_data_are_read(seed, t
     for load in (load_qm7, load_rotated_mnist):
         with pytest.raises(ValueError, match="random_state must be"):
             load(data_home=tmp_path, download=False, random_state=seed)
+
+
+@pytest.mark.parametrize("argv, what", [(["reproduce", "nopaper"], "unknown paper 'nopaper'"),
+                                        (["reproduce", "teo2007", "-e", "nope"], "unknown experiment 'nope'")])
+def test_an_unknown_name_is_an_error_line_like_the_others(argv, what, capsys):
+    from orbitkernels.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"orbitkernels: error: {what}") and len(err.strip().splitlines()) == 1

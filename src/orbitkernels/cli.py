@@ -82,12 +82,14 @@ def _cmd_reproduce(args):
     from .experiments import PAPERS, get_experiments
 
     if args.paper not in PAPERS:
-        print(f"unknown paper {args.paper!r}; choose one of: {', '.join(sorted(PAPERS))}", file=sys.stderr)
+        print(f"orbitkernels: error: unknown paper {args.paper!r}; choose one of: {', '.join(sorted(PAPERS))}",
+              file=sys.stderr)
         return 2
     try:
         experiments = get_experiments(args.paper)
     except ImportError as exc:
-        print(f"the {args.paper} reproduction is not available in this build: {exc}", file=sys.stderr)
+        print(f"orbitkernels: error: the {args.paper} reproduction is not available in this build: {exc}",
+              file=sys.stderr)
         return 2
     if args.list:
         if args.json:
@@ -98,7 +100,8 @@ def _cmd_reproduce(args):
     names = list(experiments) if args.experiment in (None, "all") else [args.experiment]
     unknown = [n for n in names if n not in experiments]
     if unknown:
-        print(f"unknown experiment {unknown[0]!r} for {args.paper}; choose from: {', '.join(experiments)}",
+        print(f"orbitkernels: error: unknown experiment {unknown[0]!r} for {args.paper}; "
+              f"choose from: {', '.join(experiments)}",
               file=sys.stderr)
         return 2
     from .datasets import DatasetNotFoundError
