@@ -165,3 +165,14 @@ def test_an_unknown_name_is_an_error_line_like_the_others(argv, what, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"orbitkernels: error: {what}") and len(err.strip().splitlines()) == 1
+
+
+def test_a_quick_run_under_a_full_runs_name_is_not_reported(tmp_path):
+    from orbitkernels.experiments.report import collect_headlines
+
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    (folder / "exp.json").write_text('{"quick": true, "headline": [{"name": "acc", "ours": 0.5, "paper": 0.9}]}')
+    assert collect_headlines(tmp_path) == {}
+    (folder / "exp.json").write_text('{"quick": false, "headline": [{"name": "acc", "ours": 0.5, "paper": 0.9}]}')
+    assert list(collect_headlines(tmp_path)) == ["toy"]

@@ -45,8 +45,8 @@ def collect_headlines(results_dir="results"):
             continue
         with reading_results(path):  # skipped, a damaged file left its cells out of the summary without a word
             res = read_json(path)
-            if not isinstance(res, dict) or not res.get("headline"):
-                continue
+            if not isinstance(res, dict) or not res.get("headline") or res.get("quick") is True:
+                continue  # a quick run renamed to <name>.json was reported as the paper's run
             if not isinstance(res["headline"], list) or not all(isinstance(c, dict) for c in res["headline"]):
                 raise TypeError("its headline is not a list of cells")
         out.setdefault(path.parent.name, []).append((path.stem, res))
