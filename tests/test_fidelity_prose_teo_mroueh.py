@@ -104,8 +104,8 @@ def test_teo_counts_at_the_reproductions_point():
                 + (f"**{act}**)" if bold else f"{act})"))
 
     _has(page, counts(i1, v1), counts(i5, v5, bold=True),
-         f"at a price in test error ({pct(i5['error'])} % against {pct(v5['error'])} %; at ε = 0.1 the two have the "
-         f"same error, {pct(inv['error'])} % against {pct(vir['error'])} %)",
+         f"with test errors of {pct(i5['error'])} % against {pct(v5['error'])} % (at ε = 0.1: {pct(inv['error'])} % "
+         f"against {pct(vir['error'])} %)",
          f"against the {ovo['active_constraints']:,} (machine, vector) pairs of libsvm's 45 one-vs-one machines give "
          f"{inv['active_constraints'] / ovo['active_constraints']:.2f}")
     # "At the reproduction's (γ, C) a ratio of one half or below appears only when two conventions are mixed"
@@ -145,7 +145,7 @@ def test_teo_ratios_over_three_draws():
 
 def test_teo_sizes_and_speed_prose():
     """The sentences under the table by training size: the ranges of the ratios, the test errors quoted at 10, 100
-    and 200 per class, and Invar-SVM's fit 2-3 times faster than the multi-class VIR-SVM's."""
+    and 200 per class, and the range of the two fits' time ratios."""
     page = section()
     sv = probe_module(TEO_SV)
     v = _variants("results/teo2007/support_vectors_probes.json")
@@ -163,15 +163,16 @@ def test_teo_sizes_and_speed_prose():
 
     _has(page, f"({err(10, inv):.2f} against {err(10, vir):.2f} % at 10 per class, {err(100, inv):.2f} against "
          f"{err(100, vir):.2f} % at 100, {err(200, inv):.2f} against {err(200, vir):.2f} % at 200 for Invar-SVM and "
-         "the multi-class VIR-SVM)", "with Invar-SVM's fit 2-3 times faster")
-    for size, r in rows.items():
-        speed = (sum(v[sv.variant_key(size, d, vir)]["fit_s"] for d in r["draws"])
-                 / sum(v[sv.variant_key(size, d, inv)]["fit_s"] for d in r["draws"]))
-        assert 2 <= round(speed, 1) <= 3, (size, speed)
+         "the multi-class VIR-SVM)")
+    speed = [sum(v[sv.variant_key(size, d, vir)]["fit_s"] for d in r["draws"])
+             / sum(v[sv.variant_key(size, d, inv)]["fit_s"] for d in r["draws"]) for size, r in rows.items()]
+    _has(page, f"in fit times of the same order (VIR-SVM's {min(speed):.2f}-{max(speed):.2f} times Invar-SVM's, summed "
+         "over the draws at each size")
 
 
 def test_teo_grid_prose_beside_the_table():
-    """The selection split, every method's recorded choice, and the ranges quoted at C = 1 and at VIR-SVM's tie."""
+    """The selection split, every method's recorded choice, and the ranges quoted at C = 1 and at VIR-SVM's narrower
+    kernel."""
     page = section()
     sv = probe_module(TEO_SV)
     v = _variants("results/teo2007/support_vectors_probes.json")
@@ -195,7 +196,9 @@ def test_teo_grid_prose_beside_the_table():
     assert min(val) > 100 * v[sv.select_key("Invar-SVM", 0.02, 10.0)]["error"]  # the chosen point validates better
     inv = v[sv.variant_key(50, 0, "Invar-SVM eps=0.1, C")]
     tie = v[sv.variant_key(50, 0, "VIR-SVM multi-class eps=0.1, C", 0.04, 10.0)]
-    _has(page, f"a test error of {pct(tie['error'])} % and {tie['active_constraints']} active constraints",
+    vir = v[sv.variant_key(50, 0, "VIR-SVM multi-class eps=0.1, C", 0.02, 1.0)]
+    _has(page, f"a test error of {pct(tie['error'])} % (against {pct(vir['error'])} %) and "
+         f"{tie['active_constraints']} active constraints",
          f"has {inv['active_constraints']} (**{inv['active_constraints'] / tie['active_constraints']:.2f}**) and "
          f"{inv['transformed_vectors'] / tie['transformed_vectors']:.2f} of the distinct vectors",
          "`--grid --draws 1 2`")

@@ -1,7 +1,8 @@
 """Teo et al. (2007, Fig. 1, right): does Invar-SVM use "roughly half" the support vectors of VIR-SVM?
 
-The reproduction (``orbitkernels reproduce teo2007 --experiment mnist``) finds 0.89 at 50 digits per class (0.88
-since stop 62 fixed InvariantSVC's block steps; this probe ran before the fix): VIR-SVM there is scikit-learn's
+The reproduction (``orbitkernels reproduce teo2007 --experiment mnist``) finds 0.89 at 50 digits per class (on the
+solver of stop 63, which this probe's fits ran on; 0.8859 before stop 62's fix of the block steps, 0.8837 between
+the two): VIR-SVM there is scikit-learn's
 SVC (libsvm, one-vs-one: 45 binary machines, each with its own C per training vector) and a support vector is a
 distinct vector with a non-zero weight in any machine. The paper
 trains both with SVMStruct, i.e. VIR-SVM is a *multi-class* (Crammer-Singer) SVM on the original and virtual
