@@ -176,3 +176,25 @@ def test_a_quick_run_under_a_full_runs_name_is_not_reported(tmp_path):
     assert collect_headlines(tmp_path) == {}
     (folder / "exp.json").write_text('{"quick": false, "headline": [{"name": "acc", "ours": 0.5, "paper": 0.9}]}')
     assert list(collect_headlines(tmp_path)) == ["toy"]
+
+
+def test_a_kept_cell_of_the_wrong_type_is_named_not_a_traceback(tmp_path, capsys):
+    """A cell of the finished file edited to a string where the experiment reads a mapping failed deep in its code
+    ("string indices must be integers") with a traceback; a missing key already gave the StoredCellError line."""
+    import json
+
+    from orbitkernels.cli import main
+
+    argv = ["--quiet", "reproduce", "mroueh2015", "-e", "xperm", "--quick", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    path = tmp_path / "mroueh2015" / "xperm_quick.json"
+    state = json.loads(path.read_text())
+    key = next(iter(state["cells"]))
+    state["cells"][key] = {k: "oops" for k in state["cells"][key]}
+    path.write_text(json.dumps(state))
+    capsys.readouterr()
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("orbitkernels: error: mroueh2015/xperm failed on the cells kept from ")
+    assert str(path) in err[-1] and "--no-resume" in err[-1]
+    assert main(argv[:-2] + ["--out", str(tmp_path), "--no-resume"]) == 0  # what the message says works

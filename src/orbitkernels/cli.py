@@ -105,13 +105,26 @@ def _cmd_reproduce(args):
               file=sys.stderr)
         return 2
     from .datasets import DatasetNotFoundError
+    from .experiments import _runner
     from .utils.errors import NoMatchingCellsError
 
     results, skipped, unmatched = {}, {}, {}
     for name in names:
+        _runner.RESUMED_FILES.clear()
         try:
             res = experiments[name](quick=args.quick, out_dir=args.out, resume=not args.no_resume, seed=args.seed,
                                     download=args.download)
+        except _runner.StoredCellError:
+            raise
+        except (TypeError, KeyError, IndexError, AttributeError) as exc:
+            if not _runner.RESUMED_FILES:
+                raise  # nothing was read back: a bug, with its traceback
+            # a kept cell of the wrong type (a string where a mapping was) failed deep in the experiment's code
+            kept = ", ".join(str(p) for p in _runner.RESUMED_FILES)
+            raise _runner.StoredCellError(
+                f"{args.paper}/{name} failed on the cells kept from {kept} ({type(exc).__name__}: {exc}): a cell "
+                "there is damaged or was edited; delete that file or run again with --no-resume (a fresh run that "
+                "fails the same way is a bug of orbitkernels)") from exc
         except DatasetNotFoundError as exc:
             # "all of a paper's experiments": the ones whose data are here run, the others are named
             skipped[name] = _how_to_get(exc, download=args.download)

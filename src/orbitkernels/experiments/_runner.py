@@ -43,6 +43,11 @@ class StoredCellError(KeyError, UserError):
         return str(self.args[0]) if self.args else ""
 
 
+#: the results files whose cells runs of this process took in, in order (``orbitkernels reproduce`` names them when an
+#: experiment fails on a kept cell of the wrong type)
+RESUMED_FILES: list = []
+
+
 class _StoredDict(dict):
     """A stored cell (or a part of one): a missing key names the file and the cell instead of a bare KeyError."""
 
@@ -262,6 +267,7 @@ class ExperimentRun:
             self._elapsed_before = 0.0
         self.n_resumed = len(self.cells)
         self.resumed_from = path
+        RESUMED_FILES.append(path)
         how = "same configuration" if same_config else "cells whose part of the configuration is unchanged"
         _say(f"{label}: kept {self.n_resumed} finished cells from {path} ({how}, orbitkernels {__version__}); "
              "any other cell is computed")
