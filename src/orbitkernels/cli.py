@@ -186,8 +186,8 @@ def _cmd_report(args):
 
     from .bench import render_markdown as bench_markdown
     from .experiments import PAPERS, page_of
-    from .experiments.report import (PROBES_PAGE, render_probes, render_readme_block, render_results,
-                                     update_marked_block, write_page)
+    from .experiments.report import (PROBES_PAGE, has_marked_block, render_probes, render_readme_block,
+                                     render_results, update_marked_block, write_page)
 
     from .experiments._runner import default_results_dir
 
@@ -200,8 +200,7 @@ def _cmd_report(args):
         return 1
     readme = Path(args.readme) if args.readme else None
     if readme is not None and args.readme != "README.md":  # the default may be absent (a run outside the clone)
-        text = readme.read_text() if readme.is_file() else ""
-        if "<!-- results:begin -->" not in text or "<!-- results:end -->" not in text:
+        if not has_marked_block(readme, "results"):
             print(f"orbitkernels: error: --readme {args.readme!r} "
                   f"{'has no <!-- results:begin/end --> block' if readme.is_file() else 'is not a file'}; "
                   "give a file with that block, or '' to skip", file=sys.stderr)

@@ -346,6 +346,17 @@ def _download(datafile, home):
         raise
 
 
+def _not_a_file(path):
+    """What stands at ``path`` where a data file should: "a folder", "a broken link (to ...)" or "not a regular
+    file"; None for a regular file or nothing (a broken link was reported as missing, and downloaded over)."""
+    path = Path(path)
+    if path.is_file() or not (path.exists() or path.is_symlink()):
+        return None
+    if path.is_dir():
+        return "a folder"
+    return f"a broken link (to {str(path.readlink())!r})" if not path.exists() else "not a regular file"
+
+
 def resolve(name, data_home=None, *, download=True, forms=("converted", "canonical"), registry=None) -> Resolved:
     """Find (and verify, and if allowed download) the files of dataset ``name``.
 
@@ -366,9 +377,8 @@ def resolve(name, data_home=None, *, download=True, forms=("converted", "canonic
     # to look further, let alone to download over it.
     for f in (*info.converted, *info.canonical):
         path = home / f.name
-        if (path.exists() or path.is_symlink()) and not path.is_file():  # a broken link was reported as missing
-            what = ("a folder" if path.is_dir() else f"a broken link (to {str(path.readlink())!r})"
-                    if not path.exists() else "not a regular file")
+        what = _not_a_file(path)
+        if what:
             raise DatasetFormatError(f"{str(path)!r} is {what}, not the {info.title} file {f.name}; move it away "
                                      "or put the file itself there")
     for form in forms:

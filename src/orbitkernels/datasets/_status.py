@@ -1,7 +1,7 @@
 """What is in the data folder: the report behind ``orbitkernels datasets``."""
 from __future__ import annotations
 
-from ._base import DatasetChecksumError, get_data_home, verify_file
+from ._base import DatasetChecksumError, _not_a_file, get_data_home, verify_file
 from ._registry import REGISTRY
 
 __all__ = ["dataset_status"]
@@ -16,8 +16,7 @@ def _entry_status(info, home, verify):
         "name": info.name, "title": info.title, "data_home": str(home), "form": form, "files": found,
         "missing": [], "verified": None, "status": "", "urls": urls, "reference": info.reference, "note": "",
     }
-    blocked = [d.name for f in ("converted", "canonical") for d in info.files(f)
-               if ((home / d.name).exists() or (home / d.name).is_symlink()) and not (home / d.name).is_file()]
+    blocked = [d.name for f in ("converted", "canonical") for d in info.files(f) if _not_a_file(home / d.name)]
     if blocked:  # a folder or a broken link named like a data file: loading refuses it, so say so here too
         entry["status"] = "not a file"
         entry["note"] = (f"{', '.join(blocked)} in {home} is a folder, a broken link or not a regular file; "

@@ -18,9 +18,9 @@ from ..utils.io import atomic_write_bytes, atomic_write_json, read_json
 from . import page_of
 from ._runner import default_results_dir
 
-__all__ = ["collect_headlines", "render_results", "render_readme_block", "update_marked_block", "paper_folder",
-           "write_page", "fill_notes", "notes_lines", "md_cell", "render_probes", "probe_pointers", "PROBES_PAGE",
-           "main"]
+__all__ = ["collect_headlines", "render_results", "render_readme_block", "has_marked_block", "update_marked_block",
+           "paper_folder", "write_page", "fill_notes", "notes_lines", "md_cell", "render_probes", "probe_pointers",
+           "PROBES_PAGE", "main"]
 
 #: The page whose generated block (``<!-- probes:begin -->`` ... ``<!-- probes:end -->``) lists every probe.
 PROBES_PAGE = "docs/fidelity.md"
@@ -181,6 +181,20 @@ def render_readme_block(results_dir="results"):
     return "\n".join(lines) + "\n"
 
 
+def _block_span(doc, name):
+    """Where the text of ``doc``'s ``<!-- name:begin/end -->`` block starts and ends, or None without the markers."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in doc or end not in doc:
+        return None
+    return doc.index(begin) + len(begin), doc.index(end)
+
+
+def has_marked_block(path, name):
+    """Whether ``path`` is a file with the block :func:`update_marked_block` fills."""
+    path = Path(path)
+    return path.is_file() and _block_span(path.read_text(), name) is not None
+
+
 def update_marked_block(path, name, text):
     """Replace what stands between ``<!-- name:begin -->`` and ``<!-- name:end -->`` in ``path``.
 
@@ -190,10 +204,10 @@ def update_marked_block(path, name, text):
     if not path.exists():
         return False
     doc = path.read_text()
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    if begin not in doc or end not in doc:
+    span = _block_span(doc, name)
+    if span is None:
         return False
-    a, b = doc.index(begin) + len(begin), doc.index(end)
+    a, b = span
     new = doc[:a] + "\n" + text.rstrip("\n") + "\n" + doc[b:]
     if new != doc:
         atomic_write_bytes(path, new.encode())

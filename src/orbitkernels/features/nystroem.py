@@ -271,10 +271,10 @@ class OrbitNystroem(OrbitFeaturesBase):
         if self.dtype is None and self.precision_ == "float32" and X.dtype == np.float32 and self.plan_.from_dots:
             try:
                 self._check_magnitude(X)
-                tiny = self._float32_underflows(X)
+                promote = self._float32_underflows(X)
             except ValueError:
-                tiny = True
-            if tiny:
+                promote = True
+            if promote:
                 self.precision_ = "float64"
                 self.plan_.dtype = "float64"
 
