@@ -13,19 +13,18 @@ bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import numbers
 import os
 import sys
 
 from ._version import __version__
 from .utils.errors import UserError
-from .utils.io import NumpyJSONEncoder
+from .utils.io import dumps
 from .utils.progress import set_quiet
 
 
 def _print_json(obj):
-    print(json.dumps(obj, cls=NumpyJSONEncoder, indent=1))
+    print(dumps(obj, indent=1))
 
 
 def _round(value, digits=4):
@@ -110,17 +109,17 @@ def _cmd_reproduce(args):
 
     results, skipped, unmatched = {}, {}, {}
     for name in names:
-        _runner.RESUMED_FILES.clear()
         try:
-            res = experiments[name](quick=args.quick, out_dir=args.out, resume=not args.no_resume, seed=args.seed,
-                                    download=args.download)
+            with _runner.recording_resumed_files() as resumed:
+                res = experiments[name](quick=args.quick, out_dir=args.out, resume=not args.no_resume, seed=args.seed,
+                                        download=args.download)
         except _runner.StoredCellError:
             raise
         except (TypeError, KeyError, IndexError, AttributeError) as exc:
-            if not _runner.RESUMED_FILES:
+            if not resumed:
                 raise  # nothing was read back: a bug, with its traceback
             # a kept cell of the wrong type (a string where a mapping was) failed deep in the experiment's code
-            kept = ", ".join(str(p) for p in _runner.RESUMED_FILES)
+            kept = ", ".join(str(p) for p in resumed)
             raise _runner.StoredCellError(
                 f"{args.paper}/{name} failed on the cells kept from {kept} ({type(exc).__name__}: {exc}): a cell "
                 "there is damaged or was edited; delete that file or run again with --no-resume (a fresh run that "

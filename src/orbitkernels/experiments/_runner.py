@@ -19,6 +19,7 @@ what is recomputed, and why.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 import platform
@@ -31,7 +32,7 @@ import numpy as np
 
 from .._version import __version__
 from ..utils.errors import UserError
-from ..utils.io import NumpyJSONEncoder, atomic_write_json, give_default_mode, read_json
+from ..utils.io import NumpyJSONEncoder, atomic_write_json, dumps, give_default_mode, read_json
 
 __all__ = ["ExperimentRun", "StoredCellError", "default_results_dir", "headline"]
 
@@ -43,9 +44,20 @@ class StoredCellError(KeyError, UserError):
         return str(self.args[0]) if self.args else ""
 
 
-#: the results files whose cells runs of this process took in, in order (``orbitkernels reproduce`` names them when an
-#: experiment fails on a kept cell of the wrong type)
-RESUMED_FILES: list = []
+_RESUMED_FILES: contextvars.ContextVar = contextvars.ContextVar("orbitkernels_resumed_files", default=None)
+
+
+@contextlib.contextmanager
+def recording_resumed_files():
+    """Collect, in the list it yields, the results files whose cells the runs inside the ``with`` block take in
+    (``orbitkernels reproduce`` names them when an experiment fails on a kept cell of the wrong type). Outside such
+    a block nothing is recorded: a long-lived process running experiments from Python accumulates no list."""
+    files = []
+    token = _RESUMED_FILES.set(files)
+    try:
+        yield files
+    finally:
+        _RESUMED_FILES.reset(token)
 
 
 class _StoredDict(dict):
@@ -267,7 +279,9 @@ class ExperimentRun:
             self._elapsed_before = 0.0
         self.n_resumed = len(self.cells)
         self.resumed_from = path
-        RESUMED_FILES.append(path)
+        recorded = _RESUMED_FILES.get()
+        if recorded is not None:
+            recorded.append(path)
         how = "same configuration" if same_config else "cells whose part of the configuration is unchanged"
         _say(f"{label}: kept {self.n_resumed} finished cells from {path} ({how}, orbitkernels {__version__}); "
              "any other cell is computed")
@@ -300,8 +314,8 @@ class ExperimentRun:
         if key in self.cells:
             return self.cells[key]
         value = compute()
-        # Round-trip through JSON now so a resumed run sees exactly what a fresh one does.
-        value = json.loads(json.dumps(value, cls=NumpyJSONEncoder))
+        # Round-trip through JSON now so a resumed run sees exactly what a fresh one does (a NaN as None too).
+        value = json.loads(dumps(value))
         self.cells[key] = value
         self._save_partial()
         return value

@@ -24,6 +24,33 @@ class NumpyJSONEncoder(json.JSONEncoder):
         return super().default(o)
 
 
+def json_safe(obj):
+    """``obj`` with every NaN or infinite float replaced by None (``null``), numpy values made plain Python.
+
+    ``json.dumps`` writes non-finite floats as bare ``NaN`` / ``Infinity``, which is not JSON: ``jq``, JavaScript's
+    ``JSON.parse`` and strict readers refuse the whole file. ``null`` is what JavaScript writes for them.
+    """
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if np.isfinite(v) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist())
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj
+
+
+def dumps(obj, **kwargs) -> str:
+    """``json.dumps`` of ``json_safe(obj)``: strict JSON (no bare NaN), numpy values and paths understood."""
+    return json.dumps(json_safe(obj), cls=NumpyJSONEncoder, allow_nan=False, **kwargs)
+
+
 def _umask() -> int:
     mask = os.umask(0)  # reading the umask means setting it; restore it at once
     os.umask(mask)
@@ -59,7 +86,8 @@ def atomic_write_bytes(path, data: bytes) -> None:
 
 
 def atomic_write_json(path, obj, *, indent=1) -> None:
-    atomic_write_bytes(path, (json.dumps(obj, cls=NumpyJSONEncoder, indent=indent) + "\n").encode())
+    """Write ``obj`` as strict JSON (non-finite floats as ``null``: :func:`json_safe`) to ``path``, atomically."""
+    atomic_write_bytes(path, (dumps(obj, indent=indent) + "\n").encode())
 
 
 def read_json(path):
