@@ -3,8 +3,8 @@
 See :mod:`orbitkernels.groups.base` for the protocol every group follows.
 """
 from .audio import PitchShift, TimeWarp
-from .base import (SAMPLINGS, Group, ProductGroup, TrivialGroup, can_move_to_templates, resolve_elements,
-                   resolve_group, unit_points)
+from .base import (SAMPLINGS, Group, NotAGroupWarning, ProductGroup, TrivialGroup, can_move_to_templates,
+                   resolve_elements, resolve_group, unit_points)
 from .cyclic import CyclicShift
 from .distributions import Discrete, Distribution, LogNormal, LogUniform, Normal, Uniform, VonMises
 from .image import AffineImageGroup, ImageRotation, ImageScaling, ImageTranslation, warp_images
@@ -13,7 +13,8 @@ from .polar import PolarRotation
 from .rotation3d import FiniteRotation3D, Rotation3D, decode_molecules, encode_molecules
 
 __all__ = [
-    "Group", "ProductGroup", "TrivialGroup", "can_move_to_templates", "resolve_group", "resolve_elements",
+    "Group", "ProductGroup", "NotAGroupWarning", "TrivialGroup", "can_move_to_templates", "resolve_group",
+    "resolve_elements",
     "unit_points", "SAMPLINGS",
     "BlockPermutation", "CoulombPermutation", "CyclicShift",
     "ImageRotation", "ImageTranslation", "ImageScaling", "AffineImageGroup", "PolarRotation", "warp_images",

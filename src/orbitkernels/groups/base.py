@@ -40,6 +40,8 @@ smooth integrands met here (measured in ``tests/test_sampling.py``).
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 
 import numpy as np
 
@@ -483,6 +485,11 @@ def can_move_to_templates(group: Group) -> bool:
     return bool(group.is_unitary and group.is_symmetric and not group.is_data_dependent)
 
 
+class NotAGroupWarning(UserWarning):
+    """A product of finite groups whose products are not a group: averages over it are not invariant to every factor
+    (:meth:`ProductGroup.invariant_factors`)."""
+
+
 class ProductGroup(Group):
     """Product ``G1 × G2 × ...`` with independent distributions (Raj et al. 2017, §4.3).
 
@@ -521,6 +528,67 @@ class ProductGroup(Group):
         self.n_params = sum(f.n_params for f in flat)
         self.is_finite = all(f.is_finite for f in flat)
         self._splits = np.cumsum([f.n_params for f in flat])[:-1]
+        self._warn_if_not_a_group()
+
+    def invariant_factors(self):
+        """The factors the uniform average over this product is exactly invariant to, or None when unknown.
+
+        Averaging over the set S = {g1 ∘ ... ∘ gk} (the Haar kernel, Mroueh et al. 2015 Eq. 1; the orbit
+        embeddings, Raj et al. 2017 Eq. 2) is invariant to acting on the input by h exactly when S h = S. When the
+        factors commute (or the law of one is invariant under conjugation by another, as rotations and an isotropic
+        translation law), S is a group and h may be in any factor. Otherwise S is a group only when products in the
+        other order are in S too: ``CyclicShift(8) * BlockPermutation(4, 2)`` is not one (shifting then swapping
+        blocks is no product of a swap then a shift), and averages over it are invariant to the block swaps, which
+        act first, but not to the shifts. For a finite product small enough (``order * n_features`` up to a
+        million) this is tested on a generic row: 64 random products g h of an element of the set and one of the
+        factor must be in the orbit of the row. A False is certain; a True for non-commuting factors is that test
+        passed. None: an infinite or too large product of non-commuting factors.
+
+        Returns
+        -------
+        list of Group or None
+        """
+        if self._commutes(conjugation_ok=True):
+            return list(self.factors)
+        d = self.n_features
+        if not self.is_finite or d is None or self.order * d > 1_000_000:  # 8 MB, under 0.2 s
+            return None
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((1, d))
+        elements = self.elements()
+        orbit = self.act(x, elements)[:, 0]  # S x
+        u = rng.standard_normal(d)
+        keys = orbit @ u
+        order = np.argsort(keys)
+        keys, orbit = keys[order], orbit[order]
+        tol = 1e-9 * max(1.0, float(np.abs(x).max()))  # on each coordinate; |<y - o, u>| <= tol * sum |u|
+        kept = []
+        for i, f in enumerate(self.factors):
+            g = elements[rng.integers(0, len(elements), 64)]
+            h = f.elements()[rng.integers(0, f.order, 64)]
+            gh = self.act_each(f.act_each(np.repeat(x, 64, axis=0), h), g)  # g (h x)
+            window = tol * np.abs(u).sum()
+            lo = np.searchsorted(keys, gh @ u - window, side="left")
+            hi = np.searchsorted(keys, gh @ u + window, side="right")
+            if all(a < b and np.abs(orbit[a:b] - y).max(axis=1).min() <= tol for y, a, b in zip(gh, lo, hi)):
+                kept.append(f)
+        return kept
+
+    def _warn_if_not_a_group(self):
+        """A finite product of Haar (uniform) factors promises exact invariance: say so when it does not hold."""
+        if not self.is_finite or any(f.weights() is not None for f in self.factors):
+            return
+        kept = self.invariant_factors()
+        if kept is None or len(kept) == len(self.factors):
+            return
+        missed = [f for f in self.factors if not any(f is k for k in kept)]
+        warnings.warn(
+            f"{self!r}: the factors do not commute and their products are not closed under composition (not a "
+            f"group), so averages over them (HaarKernel, the orbit feature maps) are not invariant to "
+            f"{', '.join(repr(f) for f in missed)}"
+            + (f" (only to {', '.join(repr(f) for f in kept)})" if kept else "")
+            + "; for exact invariance to every factor, average over the group they generate",
+            NotAGroupWarning, stacklevel=_stacklevel_outside(__file__))
 
     def _repr_args(self):
         return ", ".join(repr(f) for f in self.factors)
@@ -675,6 +743,15 @@ class ProductGroup(Group):
     @property
     def is_symmetric(self):
         return all(f.is_symmetric for f in self.factors) and self._commutes(conjugation_ok=True)
+
+
+def _stacklevel_outside(filename):
+    """The ``stacklevel`` of ``warnings.warn`` called from ``filename`` that names the first caller outside it
+    (``G1 * G2`` and ``ProductGroup(G1, G2)`` alike point at the user's line)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == filename:
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 def _commute(a, b):
