@@ -262,6 +262,8 @@ _DIRECT_CLARABEL = True
 #: digits: 4.9 / 24.0 s at K = 10 / 50 with blocks of 100 variables, 6.2 / 25.1 s with 150, 11.4 / 39.4 s with 300;
 #: benchmarks/probes/perf/invariant_svm_blocks.py)
 _JOINT_BLOCK_VARS = 100
+#: the largest box (in units of the block's own weight scale) handed to the QP solver at first
+_BOX_CAP = 1e6
 #: the largest tolerance the working sets' dual is solved to (a duality gap of at most ``C m min(tol, _UNION_TOL_MAX)
 #: / 2``): Algorithm 1's inner step is an exact QP, and SVMstruct solves it with SVMlight, whose termination
 #: epsilon_crit (0.001) does not follow the epsilon of the constraints. Solved to C m tol / 2 at SVMstruct's
@@ -306,13 +308,13 @@ def _clarabel_block(Q, q, local, h, almost=False):
     return (np.array(result.x), solved) if solved or result.status == clarabel.SolverStatus.AlmostSolved else None
 
 
-def _snap_weights(a, local, n_blocks, C):
-    """A block QP's weights without the interior-point residue: clipped to [0, C], tiny weights 0 and nearly full
-    blocks (``local``: each weight's block) scaled to C exactly."""
+def _snap_weights(a, local, n_blocks, C, floor):
+    """A block QP's weights without the interior-point residue: clipped to [0, C], weights below ``floor`` 0 and
+    nearly full blocks (``local``: each weight's block) scaled to C exactly."""
     a = np.clip(a, 0.0, C)
-    # clarabel leaves ~1e-9 C on inactive constraints; counted as support
+    # clarabel leaves ~1e-9 of the weights' scale on inactive constraints; counted as support
     # vectors they would inflate n_support_ by ~10% (measured on MNIST)
-    a[a < 1e-7 * C] = 0.0
+    a[a < floor] = 0.0
     sums = np.bincount(local, weights=a, minlength=n_blocks)
     full = sums > C * (1.0 - 1e-7)
     if full.any():
@@ -468,8 +470,6 @@ class _WorkingSetDual:
         """Exactly re-optimise the dual (6) over the working sets of examples ``exs``,
         the other weights fixed (warm start), with clarabel or a qpsolvers QP solver.
         Whether the solver succeeded (the weights are left unchanged when it did not)."""
-        import qpsolvers
-
         exs = np.asarray(exs)
         B = np.concatenate([np.asarray(self.ex_vars[e], dtype=np.int64) for e in exs])
         if B.size == 0:
@@ -478,34 +478,31 @@ class _WorkingSetDual:
         a_old = self.v["alpha"][B].copy()
         q = -self.H(B, yi) - Q @ a_old
         local = np.searchsorted(exs, self.v["ex"][B]) if len(exs) > 1 else np.zeros(len(B), dtype=np.int64)
-        scale = max(1.0, float(np.abs(np.diag(Q)).max()))
-        Q /= scale
-        q /= scale
-        h = np.full(len(exs), float(C))
-        exact = True
-        if solver == "clarabel" and _DIRECT_CLARABEL:
-            # clarabel stops short of its tolerances (AlmostSolved) on the rank-deficient Q of a linear kernel,
-            # where its point is still a step down: taken as one (the duality gap of the sweeps says what is left)
-            a_new, exact = _clarabel_block(Q, q, local, h, almost=True) or (None, True)
-        elif solver == "clarabel":
-            Gm = sp.csc_matrix((np.ones(len(B)), (local, np.arange(len(B)))), shape=(len(exs), len(B)))
-            problem = qpsolvers.Problem(sp.csc_matrix(Q), q, Gm, h, lb=np.zeros(len(B)))
-            with warnings.catch_warnings():  # its AlmostSolved warning: the point is judged below, as the direct one
-                warnings.simplefilter("ignore", UserWarning)
-                sol = qpsolvers.solve_problem(problem, solver=solver, **_QP_OPTIONS.get(solver, {}))
-            exact = bool(sol.found)
-            a_new = sol.x if exact or str(sol.extras.get("status")).endswith("AlmostSolved") else None
-        else:
-            Gm = np.zeros((len(exs), len(B)))
-            Gm[local, np.arange(len(B))] = 1.0
-            Q[np.diag_indices_from(Q)] += 1e-10  # strictly convex for active-set solvers
-            a_new = qpsolvers.solve_qp(Q, q, Gm, h, lb=np.zeros(len(B)), solver=solver,
-                                       **_QP_OPTIONS.get(solver, {}))
+        # Solved in units where the objective and the weights are of order 1: a = t b with t the weights' natural
+        # size (at most C), the objective divided by t^2 max diag Q. clarabel's tolerances are partly absolute
+        # (1e-10): scaled by diag Q alone, the block of a linear kernel on raw pixels (|x| ~ 1e3, weights ~ 1e-6)
+        # had an objective of 1e-13, "solved" at a point worse than a = 0, and a large C snapped every weight to 0.
+        dq = float(np.abs(np.diag(Q)).max())
+        dq = dq if dq > 0 else 1.0
+        t = min(float(C), float(np.abs(q).max()) / dq)
+        t = t if t > 0 else float(C)
+        Q /= dq
+        q /= t * dq
+        b_old = a_old / t
+        # clarabel fails on boxes far beyond the weights' size (b = 1 under a box of 2e9 at C = 1e7): the box is
+        # capped, and lifted again below in the rare case a block reaches the cap
+        box = float(C) / t
+        h = np.full(len(exs), min(box, _BOX_CAP))
+        a_new, exact = self._solve_scaled(Q, q, local, h, solver)
+        if a_new is not None and box > _BOX_CAP and np.bincount(local, weights=a_new).max() > 0.5 * _BOX_CAP:
+            # where no block is near the cap its constraints are inactive: the KKT point is the uncapped problem's
+            a_new, exact = self._solve_scaled(Q, q, local, np.full(len(exs), box), solver)
         if a_new is not None:
-            a_new = _snap_weights(a_new, local, len(exs), C)
+            a_new = _snap_weights(t * np.asarray(a_new), local, len(exs), C, floor=1e-7 * t)
             da = a_new - a_old
+            db = da / t
             # an AlmostSolved point is a step only where it lowers the objective (q holds -H - Q a_old)
-            if not exact and not 0.5 * da @ Q @ da + (q + Q @ a_old) @ da < 0.0:
+            if not exact and not 0.5 * db @ Q @ db + (q + Q @ b_old) @ db < 0.0:
                 a_new = None
         if a_new is None:
             if warn:
@@ -515,6 +512,34 @@ class _WorkingSetDual:
         self.v["alpha"][B] = a_new
         self.apply_delta(B, da, yi)
         return True
+
+    @staticmethod
+    def _solve_scaled(Q, q, local, h, solver):
+        """``argmin 1/2 b'Qb + q'b`` s.t. ``b >= 0`` and the blocks' sums at most ``h``, and whether it is exact
+        (False: clarabel's AlmostSolved point); ``(None, True)`` when the solver failed."""
+        import qpsolvers
+
+        exact = True
+        if solver == "clarabel" and _DIRECT_CLARABEL:
+            # clarabel stops short of its tolerances (AlmostSolved) on the rank-deficient Q of a linear kernel,
+            # where its point is still a step down: taken as one (the duality gap of the sweeps says what is left)
+            a_new, exact = _clarabel_block(Q, q, local, h, almost=True) or (None, True)
+        elif solver == "clarabel":
+            n = len(q)
+            Gm = sp.csc_matrix((np.ones(n), (local, np.arange(n))), shape=(len(h), n))
+            problem = qpsolvers.Problem(sp.csc_matrix(Q), q, Gm, h, lb=np.zeros(n))
+            with warnings.catch_warnings():  # its AlmostSolved warning: the point is judged below, as the direct one
+                warnings.simplefilter("ignore", UserWarning)
+                sol = qpsolvers.solve_problem(problem, solver=solver, **_QP_OPTIONS.get(solver, {}))
+            exact = bool(sol.found)
+            a_new = sol.x if exact or str(sol.extras.get("status")).endswith("AlmostSolved") else None
+        else:
+            n = len(q)
+            Gm = np.zeros((len(h), n))
+            Gm[local, np.arange(n)] = 1.0
+            Qs = Q + 1e-10 * np.eye(n)  # strictly convex for active-set solvers
+            a_new = qpsolvers.solve_qp(Qs, q, Gm, h, lb=np.zeros(n), solver=solver, **_QP_OPTIONS.get(solver, {}))
+        return a_new, exact
 
     def apply_delta(self, B, da, yi):
         nz = da != 0
@@ -708,20 +733,27 @@ class _OracleCandidates:
         self.Vdata = np.zeros((0, X.shape[1]))
         self.loss = np.zeros(X.shape[0])
 
+    def _worst_case(self, i, dual):
+        """The oracle's worst case for example ``i`` at the current model: its vector, class index, its kernel
+        row against the vectors, the scores f, the cost, its margin violation H and the working set's slack."""
+        est, X, yi, Vdata = self.est, self.X, self.yi, self.Vdata
+        out = est.oracle(_CurrentModel(est, _KernelExpansion(Vdata, dual.coef.copy())), X[i].copy(),
+                         est.classes_[yi[i]])
+        xt, c2, s = _oracle_output(out, X.shape[1], self.cls_index)
+        kx = est._kernel(xt[None, :], Vdata)[0] if len(Vdata) else np.zeros(0)
+        f = kx @ dual.coef if len(Vdata) else np.zeros(len(est.classes_))
+        d = est._cost(est.classes_[yi[i]], out[1], s)
+        H = est._G[yi[i], c2] * (f[c2] - f[yi[i]]) + d
+        Si = np.asarray(dual.ex_vars[i], dtype=np.int64)
+        xi = max(0.0, float(dual.H(Si, yi).max())) if Si.size else 0.0
+        return xt, c2, kx, f, d, H, xi
+
     def add_violators(self, dual, C, tol):
         est, X, yi, K = self.est, self.X, self.yi, self.K
-        G, nc, n_added = est._G, len(est.classes_), 0
+        G, n_added = est._G, 0
         for i in range(X.shape[0]):
             Vdata = self.Vdata
-            out = est.oracle(_CurrentModel(est, _KernelExpansion(Vdata, dual.coef.copy())), X[i].copy(),
-                             est.classes_[yi[i]])
-            xt, c2, s = _oracle_output(out, X.shape[1], self.cls_index)
-            kx = est._kernel(xt[None, :], Vdata)[0] if len(Vdata) else np.zeros(0)
-            f = kx @ dual.coef if len(Vdata) else np.zeros(nc)
-            d = est._cost(est.classes_[yi[i]], out[1], s)
-            H = G[yi[i], c2] * (f[c2] - f[yi[i]]) + d
-            Si = np.asarray(dual.ex_vars[i], dtype=np.int64)
-            xi = max(0.0, float(dual.H(Si, yi).max())) if Si.size else 0.0
+            xt, c2, kx, f, d, H, xi = self._worst_case(i, dual)
             self.loss[i] = max(H, xi)
             if H <= xi + tol:
                 continue
@@ -736,8 +768,14 @@ class _OracleCandidates:
             dual.solve_block([i], yi, C, dual.block_solver)  # Algorithm 1
         return n_added
 
-    def loss_sum(self, dual):
-        """Summed loss (2) with the oracle's worst cases of the last pass."""
+    def loss_sum(self, dual, fresh=False):
+        """Summed loss (2) with the oracle's worst cases of the last pass; ``fresh``: asked of the oracle again at
+        the final model (a pass that added constraints, or the union's re-optimisation after it, moved the model
+        after the oracle was asked: a fit stopped by max_iter reported a primal objective up to 25 % off)."""
+        if fresh:
+            for i in range(self.X.shape[0]):
+                *_, H, xi = self._worst_case(i, dual)
+                self.loss[i] = max(H, xi)
         return np.maximum(self.loss, 0.0).sum()
 
     def vectors(self, dual):
@@ -869,8 +907,9 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     margin_scale : callable or None, default=None
         ``Gamma(y, y') >= 0`` (finite); None: :func:`unit_margin`, 1.
     cost : callable or None, default=None
-        ``Delta(y, y', s)``; None: :func:`zero_one_cost`, the 0/1 cost. ``s`` is the transformation
-        callable (:data:`IDENTITY` for the original), or what the oracle returned.
+        ``Delta(y, y', s) >= 0`` (a negative value is a ``ValueError``); None: :func:`zero_one_cost`, the
+        0/1 cost. ``s`` is the transformation callable (:data:`IDENTITY` for the original), or what the oracle
+        returned.
     solver : {"column_generation", "pegasos"}, default="column_generation"
         Algorithm 1 or Algorithm 2 (Pegasos needs ``kernel="linear"``).
     tol : float > 0, default=1e-3
@@ -1049,8 +1088,15 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     def _cost(self, y, yp, s):
         c = zero_one_cost(y, yp, s) if self.cost is None else self.cost(y, yp, s)
         c = float(c)
+        if not (np.isfinite(c) and c >= 0):
+            y, yp = (v.item() if isinstance(v, np.generic) else v for v in (y, yp))  # 0, not np.int64(0)
         if not np.isfinite(c):
             raise ValueError(f"cost({y!r}, {yp!r}, s) returned {c}")
+        if c < 0:
+            # the dual's zero-loss slack (Algorithm 1's xi = max(0, ...)) assumes loss (2) >= 0: with a negative
+            # Delta(y, y, s) the fit solved another problem and reported a primal below its dual
+            raise ValueError(f"cost({y!r}, {yp!r}, s) returned {c}: Delta must be non-negative (Teo et al. 2007, "
+                             "Eq. 2 and Algorithm 1 take the loss to be at least 0)")
         return c
 
     def _margin_matrix(self):
@@ -1255,7 +1301,8 @@ class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
                      else "constraints were still added")
             warnings.warn(f"InvariantSVC did not converge in max_iter={self.max_iter} passes ({state})",
                           ConvergenceWarning, stacklevel=3)
-        self._set_fitted(dual, source.loss_sum(dual), C, source.vectors(dual), n_pass, converged)
+        loss_sum = source.loss_sum(dual, fresh=not converged) if self.oracle is not None else source.loss_sum(dual)
+        self._set_fitted(dual, loss_sum, C, source.vectors(dual), n_pass, converged)
 
     def _is_rbf(self):
         return isinstance(self.kernel, str) and self.kernel == "rbf"
