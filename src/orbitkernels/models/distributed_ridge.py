@@ -31,7 +31,7 @@ from ..utils.dispatch import dask_call, is_dask_array
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (RANDOM_STATE_CONSTRAINT, StrictInterval, count_constraint,
                                 physical_memory_bytes as _physical_memory_bytes)
-from .ridge import RidgePath
+from .ridge import RidgePath, _alpha_values, _check_product
 
 __all__ = ["DistributedRidge", "DistributedRidgeClassifier", "holdout_mask"]
 
@@ -110,8 +110,9 @@ class _Moments:
             n = acc.n + p.n
             dx, dy = p.mx - acc.mx, p.my - acc.my
             f = acc.n * p.n / n
-            acc = _Moments(n, acc.mx + dx * (p.n / n), acc.my + dy * (p.n / n),
-                           acc.cxx + p.cxx + f * np.outer(dx, dx), acc.cxy + p.cxy + f * np.outer(dx, dy))
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused by name in _solution
+                acc = _Moments(n, acc.mx + dx * (p.n / n), acc.my + dy * (p.n / n),
+                               acc.cxx + p.cxx + f * np.outer(dx, dx), acc.cxy + p.cxy + f * np.outer(dx, dy))
         return acc
 
 
@@ -138,7 +139,12 @@ def _raise_nonfinite(bad, names):
 
 def _solution(mom, alphas):
     """The ridge path for every α from the accumulated moments: :meth:`RidgePath.from_moments`
-    (scikit-learn's α convention, the one of this module); only the accumulation is distributed."""
+    (scikit-learn's α convention, the one of this module); only the accumulation is distributed.
+
+    The moments of finite rows can still overflow (rows of 1e200 have XᵀX of 1e400): refused here, in the
+    user's terms, rather than as numpy's 'Eigenvalues did not converge'."""
+    _check_product(mom.cxx, "XᵀX (the Gram matrix of the moments accumulated over the rows)")
+    _check_product(mom.cxy, "XᵀY (of the moments accumulated over the rows)", "rescale X or y")
     return RidgePath.from_moments(alphas, n=mom.n, x_mean=mom.mx, y_mean=mom.my, xtx=mom.cxx, xty=mom.cxy)
 
 
@@ -205,9 +211,13 @@ class _Encoder:
         y = np.asarray(y)
         if self.classes is None:
             return y.reshape(len(y), -1).astype(np.float64)
-        idx = np.minimum(np.searchsorted(self.classes, y), len(self.classes) - 1)
+        unseen = ValueError(f"y contains labels not seen in the training targets (classes: {self.classes!r})")
+        try:
+            idx = np.minimum(np.searchsorted(self.classes, y), len(self.classes) - 1)
+        except TypeError as exc:  # object labels of a type the classes do not compare with (7 among strings)
+            raise unseen from exc
         if len(y) and not np.array_equal(self.classes[idx], y):
-            raise ValueError(f"y contains labels not seen in the training targets (classes: {self.classes!r})")
+            raise unseen
         if len(self.classes) == 2:
             return np.where(idx == 1, 1.0, -1.0)[:, None]
         Y = -np.ones((len(y), len(self.classes)))
@@ -424,11 +434,10 @@ class _RidgeBase(VersionedPickleMixin, BaseEstimator):
         if any(isinstance(a, (bool, np.bool_)) for a in items):
             raise ValueError(f"The 'alphas' parameter of {type(self).__name__} must hold numbers, not booleans; "
                              f"got {self.alphas!r}")
-        try:
-            alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
-        except (TypeError, ValueError) as exc:
+        alphas = _alpha_values(self.alphas)  # as RidgePath's: ["1.0", 2.0] was parsed as [1.0, 2.0]
+        if alphas is None:
             raise ValueError(f"The 'alphas' parameter of {type(self).__name__} must be a number or a sequence of "
-                             f"numbers; got {self.alphas!r}") from exc
+                             f"numbers, not text; got {self.alphas!r}")
         if alphas.ndim != 1 or not len(alphas) or not np.isfinite(alphas).all() or (alphas < 0).any():
             raise ValueError(f"The 'alphas' parameter of {type(self).__name__} must be a non-empty 1-D sequence of "
                              f"finite non-negative numbers; got {self.alphas!r}")
@@ -460,7 +469,8 @@ class DistributedRidge(RegressorMixin, _RidgeBase):
     Parameters
     ----------
     alphas : float or array-like of floats >= 0, default=(1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3)
-        The penalties tried (finite, not booleans); with several, the one of least validation error is kept.
+        The penalties tried (finite numbers, not booleans or text); with several, the one of least validation
+        error is kept.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (the moments are centred).
     validation_fraction : float in (0, 1), default=0.2
@@ -526,7 +536,8 @@ class DistributedRidgeClassifier(ClassifierMixin, _RidgeBase):
     Parameters
     ----------
     alphas : float or array-like of floats >= 0, default=(1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3)
-        The penalties tried (finite, not booleans); with several, the one of least validation error is kept.
+        The penalties tried (finite numbers, not booleans or text); with several, the one of least validation
+        error is kept.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (the moments are centred).
     validation_fraction : float in (0, 1), default=0.2
@@ -571,7 +582,9 @@ class DistributedRidgeClassifier(ClassifierMixin, _RidgeBase):
             y = column_or_1d(check_array(y, ensure_2d=False, dtype=None, input_name=name, estimator=self), warn=True)
             check_classification_targets(y)
             return y
-        y = dask_call("check_array", y, name, kinds=_NUMERIC_KINDS + "US", ndims=(1, 2))
+        # object labels as in memory (strings that pandas or a mixed source left as objects); what they hold is
+        # checked on their distinct values (_encoder), as check_classification_targets does
+        y = dask_call("check_array", y, name, kinds=_NUMERIC_KINDS + "USO", ndims=(1, 2))
         if y.ndim == 2:
             if y.shape[1] != 1:
                 raise ValueError(f"{name} should be a 1d array, got a dask array of shape {y.shape} instead.")
@@ -583,7 +596,14 @@ class DistributedRidgeClassifier(ClassifierMixin, _RidgeBase):
 
     def _encoder(self, y):
         if is_dask_array(y):
-            classes = dask_call("unique", y)
+            try:
+                classes = dask_call("unique", y)
+            except TypeError as exc:
+                if y.dtype != object:
+                    raise
+                # numpy's bare "'<' not supported between instances of 'int' and 'str'" (in memory as well)
+                raise TypeError(f"y holds labels of more than one type, which cannot be sorted into classes ({exc}); "
+                                "pass labels of one type: all strings or all numbers") from exc
             check_classification_targets(classes)  # the type of target is decided by the distinct labels alone
         else:
             classes = np.unique(y)

@@ -127,6 +127,11 @@ def _check_w(w, d):
 
 
 def _check_label(y):
+    # before any comparison: "y in (-1, 1)" on an array was numpy's "truth value ... is ambiguous", or passed for
+    # np.array([1]) and failed in float(); a list is looked at as such (np.ndim of a ragged one raises)
+    if isinstance(y, (list, tuple)) or np.ndim(y) != 0:
+        raise ValueError(f"y must be a scalar label -1 or +1 (use worst_case_scaling for one label per row); "
+                         f"got {y!r:.80}")
     _refuse_boolean_labels(y)
     if y not in (-1, 1):
         raise ValueError(f"y must be -1 or +1; got {y!r}")
@@ -167,7 +172,8 @@ def fscale_worst_case(x, y, w, K, l=0.0, u=1.0, *, return_scaling=False):
     Raises
     ------
     ValueError
-        For a y other than -1 or +1, a w of another length, NaN / inf, or bad ``K, l, u``
+        For a y other than the scalar -1 or +1 (an array of labels included), a w of another length, NaN / inf,
+        or bad ``K, l, u``
         (:func:`check_scaling_params`).
     TypeError
         For a boolean y (``True`` is not taken for +1).

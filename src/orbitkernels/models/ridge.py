@@ -25,6 +25,8 @@ leave-one-out.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.exceptions import NotFittedError
 from threadpoolctl import threadpool_limits
@@ -42,6 +44,36 @@ def _eigh(A):
     with threadpool_limits(1):
         evals, vecs = np.linalg.eigh(A)
     return np.maximum(evals, 0.0), vecs
+
+
+def _alpha_values(alphas):
+    """``alphas`` as a float array of at least one dimension (its values not yet checked), or None when an entry is
+    not a real number: text, a flag, complex. A float conversion parses "1.0" as α = 1 and takes True for α = 1,
+    where every other input of these solvers refuses text; shared by every solver of a path (cholesky_path,
+    RidgePath, DistributedRidge)."""
+    try:
+        items = np.asarray(alphas, dtype=object)
+    except (TypeError, ValueError):
+        return None
+    for v in items.flat:
+        if isinstance(v, np.ndarray) and v.ndim == 0:  # [np.array(0.5)]: the number it holds
+            v = v[()]
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            return None
+    try:
+        return np.atleast_1d(np.asarray(alphas, dtype=np.float64))
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_product(M, what, fix="rescale X (standardise its columns, say)"):
+    """Refuse a product of finite data that overflowed. An inf Gram matrix made the Cholesky solve return W = 0
+    (every prediction the mean) in silence and eigh fail with a bare 'Eigenvalues did not converge'. The check
+    reads M once, against the n passes over it that forming it took."""
+    if M.size and not all_finite(M):
+        raise ValueError(f"{what} overflows {M.dtype} for rows of this magnitude (it holds inf or NaN); {fix} "
+                         "first")
+    return M
 
 
 def _zero_constant(evals, U):
@@ -155,20 +187,18 @@ class RidgePath:
     Raises
     ------
     ValueError
-        For ``alphas`` that are empty, not 1-D, not finite, negative or booleans.
+        For ``alphas`` that are empty, not 1-D, not finite, negative, booleans or text; at :meth:`fit` for rows
+        so large that XᵀX overflows (rescale them).
     TypeError
         For a ``fit_intercept`` that is not True or False.
     """
 
     def __init__(self, alphas, *, fit_intercept=True):
-        try:
-            # a flag is not a penalty: [True] was α = 1
-            a = None if np.asarray(alphas).dtype == bool else np.atleast_1d(np.asarray(alphas, dtype=float))
-        except (TypeError, ValueError):
-            a = None
+        a = _alpha_values(alphas)  # a flag or text is not a penalty: [True] and "1.0" were α = 1
         # α = 0 is allowed: the minimum-norm least-squares solution (see _inverse)
         if a is None or a.ndim != 1 or a.size == 0 or not np.isfinite(a).all() or (a < 0).any():
-            raise ValueError(f"alphas must be a non-empty 1-D sequence of finite numbers >= 0; got {alphas!r}")
+            kind = ", not text or booleans" if a is None else ""
+            raise ValueError(f"alphas must be a non-empty 1-D sequence of finite numbers >= 0{kind}; got {alphas!r}")
         self.alphas = a
         self.fit_intercept = check_bool(fit_intercept, "fit_intercept")  # a truthy "no" fitted an intercept
 
@@ -217,9 +247,13 @@ class RidgePath:
             Xc = X
         self.Xc_ = Xc
         if d <= n:
-            evals, V = _eigh(Xc.T @ Xc)
-            return self._set(evals, V, V.T @ (Xc.T @ Yc), dual=False)
-        evals, U = _eigh(Xc @ Xc.T)
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused by name just below
+                G, XtY = Xc.T @ Xc, Xc.T @ Yc
+            evals, V = _eigh(_check_product(G, "XᵀX (the Gram matrix of the features)"))
+            return self._set(evals, V, V.T @ _check_product(XtY, "XᵀY", "rescale X or Y"), dual=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            G = Xc @ Xc.T
+        evals, U = _eigh(_check_product(G, "XXᵀ (the Gram matrix of the rows)"))
         if self.fit_intercept:  # the centred rows' Gram matrix has the constant vector in its null space
             _zero_constant(evals, U)
         return self._set(evals, U, U.T @ Yc, dual=True)
@@ -267,8 +301,10 @@ class RidgePath:
         self.n_ = int(n)
         self.x_mean_, self.y_mean_ = np.asarray(x_mean, float), np.asarray(y_mean, float)
         self.Xc_, self._Yc = None, None
-        evals, V = _eigh(np.asarray(xtx, dtype=np.float64))
-        return self._set(evals, V, V.T @ np.asarray(xty, dtype=np.float64), dual=False)
+        xtx = _check_product(np.asarray(xtx, dtype=np.float64), "xtx (XᵀX, the Gram matrix of the centred rows)")
+        xty = _check_product(np.asarray(xty, dtype=np.float64), "xty (XᵀY of the centred rows)", "rescale X or Y")
+        evals, V = _eigh(xtx)
+        return self._set(evals, V, V.T @ xty, dual=False)
 
     # ------------------------------------------------------------------ solutions
     def _fitted_index(self, i, method):
@@ -466,7 +502,8 @@ def cholesky_path(X, Y, alphas, *, fit_intercept=True):
     TypeError
         For X or Y that do not hold real numbers.
     ValueError
-        For an empty or non-2-D X, a Y of another length, an α that is not positive and finite, or NaN / inf.
+        For an empty or non-2-D X, a Y of another length, an α that is not a positive finite number, NaN / inf,
+        or rows so large that XᵀX (XXᵀ when D > n) overflows X's precision (rescale them).
     """
     from scipy.linalg import cho_factor, cho_solve
     from scipy.linalg.blas import get_blas_funcs
@@ -482,14 +519,11 @@ def cholesky_path(X, Y, alphas, *, fit_intercept=True):
     if Y.ndim not in (1, 2) or len(Y) != n:
         raise ValueError(f"Y must be (n,) or (n, k) with n = {n} rows as X; got shape {Y.shape}")
     Y = Y.reshape(n, -1)
-    given = alphas
-    try:
-        alphas = np.atleast_1d(np.asarray(alphas, dtype=float))
-    except (TypeError, ValueError):
-        alphas = np.array([np.nan])  # refused just below, naming the value given
-    if alphas.ndim != 1 or not alphas.size or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
-        raise ValueError(f"alphas must be positive and finite, a non-empty 1-D sequence (the Cholesky factor needs "
-                         f"ΦcᵀΦc + αI > 0); got {given!r}")
+    given, alphas = alphas, _alpha_values(alphas)
+    if alphas is None or alphas.ndim != 1 or not alphas.size or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
+        kind = " of numbers, not text or booleans" if alphas is None else ""
+        raise ValueError(f"alphas must be positive and finite, a non-empty 1-D sequence{kind} (the Cholesky factor "
+                         f"needs ΦcᵀΦc + αI > 0); got {given!r}")
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(Y))):
         raise ValueError("X and Y must be finite (no NaN or inf)")
     x_mean = X.mean(axis=0, dtype=np.float64).astype(dtype) if fit_intercept else np.zeros(d, dtype)
@@ -500,8 +534,12 @@ def cholesky_path(X, Y, alphas, *, fit_intercept=True):
     dual = d > n
     # upper triangles, no copy: Xcᵀ is the Fortran-ordered (D, n) view of the C-ordered rows (A Aᵀ = ΦcᵀΦc),
     # Xc itself the Fortran-ordered view of Xcᵀ (Aᵀ A = ΦcΦcᵀ)
-    G = syrk(1.0, Xc.T, trans=1 if dual else 0, lower=0)
-    rhs = Yc if dual else Xc.T @ Yc
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused by name just below
+        G = syrk(1.0, Xc.T, trans=1 if dual else 0, lower=0)
+        rhs = Yc if dual else Xc.T @ Yc
+    # cho_factor is told not to look (check_finite=False): on an inf G it returned W = 0, b = mean(Y)
+    _check_product(G, "XXᵀ (the Gram matrix of the rows)" if dual else "XᵀX (the Gram matrix of the features)")
+    _check_product(rhs, "XᵀY", "rescale X or Y")
     out = []
     diag = np.arange(len(G))
     for a in alphas:
