@@ -183,11 +183,16 @@ def transform_dask(estimator, X, *, ship="auto"):
     X = _as_row_chunked(X)
     n_out = estimator._n_features_out
     dtype = _out_dtype(X.dtype)
+    estimator = copy.copy(estimator)  # shallow: the fitted arrays are shared, not copied
     if getattr(estimator, "verbose", 0):
         # a bar per block, from every worker thread at once, would garble stderr: dask's own progress bar
         # (dask.diagnostics.ProgressBar, distributed's dashboard) counts the blocks instead
-        estimator = copy.copy(estimator)  # shallow: the fitted arrays are shared, not copied
         estimator.verbose = 0
+    if hasattr(estimator, "set_output"):
+        # numpy blocks whatever the user's set_output: pandas blocks were stacked into an object-dtype array. The
+        # configuration dict is the original's in a shallow copy: copied before set_output writes to it
+        estimator._sklearn_output_config = dict(getattr(estimator, "_sklearn_output_config", {}))
+        estimator.set_output(transform="default")
     state = _ship(estimator, ship)
     with warnings.catch_warnings():
         # the keys' prefix is `token=` in current dask (where `name=` is the whole key); dask 2024.1, our lower

@@ -1,7 +1,10 @@
 """Shared scikit-learn plumbing of the three orbit feature maps."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import sklearn
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -197,6 +200,12 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
             are the lower-cased class name followed by 0, 1, ...
         """
         if is_dask_array(X):
+            container = getattr(self, "_sklearn_output_config", {}).get("transform") or sklearn.get_config().get(
+                "transform_output", "default")
+            if container != "default":  # scikit-learn's wrapper builds the frame from the whole array
+                warnings.warn(f"set_output(transform={container!r}) makes the features of a Dask array a {container} "
+                              "DataFrame, computed whole into this process's memory; set_output(transform='default') "
+                              "keeps them a lazy Dask array", UserWarning, stacklevel=3)
             return dask_call("transform", self, X)
         check_is_fitted(self, "plan_")
         check_param_again(self, "max_memory_mb")  # set_params after fit may have changed the budget
