@@ -17,7 +17,8 @@ What every group provides
 ``act_each(X, E)``            element i applied to row i: (n_samples, n_features)
 ``grid_subgroup(n)``          a finite group of n elements whose uniform law integrates q exactly
                               on the functions that matter here (None when there is none)
-``is_unitary``                <gx, gz> = <x, z> (Raj Lemma 2.1)
+``is_unitary``                <gx, gz> = <x, z> (Raj Lemma 2.1) on the rows themselves
+``is_unitary_in_continuum``   the same for the continuous signal they sample (a scaling, a time warp)
 ``is_symmetric``              q(g) = q(g^{-1})
 ``is_data_dependent``         the draw depends on the input (Montavon et al.'s sorted Coulomb sampling)
 
@@ -415,6 +416,14 @@ class Group:
         raise NotImplementedError
 
     @property
+    def is_unitary_in_continuum(self) -> bool:
+        """Whether the action is unitary on the continuous signal the rows sample (Raj et al. 2017, Lemma 2.1:
+        intensities times ``|J|^{-1/2}``), whether or not it is on the grid: a scaling resampled without a
+        prefilter in a fixed frame is not, and moving it to the templates (the paper's shortcut, an explicit
+        ``action="templates"``) is then an approximation. ``is_unitary`` unless a group says otherwise."""
+        return self.is_unitary
+
+    @property
     def is_symmetric(self) -> bool:
         """Whether q(g) = q(g^{-1}): g and its inverse have the same law."""
         raise NotImplementedError
@@ -530,24 +539,34 @@ class ProductGroup(Group):
         self._splits = np.cumsum([f.n_params for f in flat])[:-1]
         self._warn_if_not_a_group()
 
-    def invariant_factors(self):
+    def invariant_factors(self, convention="data"):
         """The factors the uniform average over this product is exactly invariant to, or None when unknown.
 
-        Averaging over the set S = {g1 ∘ ... ∘ gk} (the Haar kernel, Mroueh et al. 2015 Eq. 1; the orbit
-        embeddings, Raj et al. 2017 Eq. 2) is invariant to acting on the input by h exactly when S h = S. When the
-        factors commute (or the law of one is invariant under conjugation by another, as rotations and an isotropic
-        translation law), S is a group and h may be in any factor. Otherwise S is a group only when products in the
-        other order are in S too: ``CyclicShift(8) * BlockPermutation(4, 2)`` is not one (shifting then swapping
-        blocks is no product of a swap then a shift), and averages over it are invariant to the block swaps, which
-        act first, but not to the shifts. For a finite product small enough (``order * n_features`` up to a
-        million) this is tested on a generic row: 64 random products g h of an element of the set and one of the
-        factor must be in the orbit of the row. A False is certain; a True for non-commuting factors is that test
-        passed. None: an infinite or too large product of non-commuting factors.
+        Averaging over the set S = {g1 ∘ ... ∘ gk} of k(g x, .) (``convention="data"``: the Haar kernel, Mroueh
+        et al. 2015 Eq. 1; the orbit embeddings, Raj et al. 2017 Eq. 2, and their features) is invariant to acting
+        on the input by h exactly when S h = S; averaging over <x, g t> (``"templates"``: GICDF, Mroueh et al.
+        2015 §2, for a unitary action) exactly when h S = S. When the factors commute (or the law of one is
+        invariant under conjugation by another, as rotations and an isotropic translation law), S is a group and
+        h may be in any factor either way. Otherwise S is a group only when products in the other order are in S
+        too: ``CyclicShift(8) * BlockPermutation(4, 2)`` is not one (shifting then swapping blocks is no product
+        of a swap then a shift); averages over g x are invariant to the block swaps (which act first) but not to
+        the shifts, averages over <x, g t> the other way round. For a finite product small enough (``order *
+        n_features`` up to a million) this is tested on a generic row: 64 random products g h (or h g) of an
+        element of the set and one of the factor must be in the orbit of the row. A False is certain; a True for
+        non-commuting factors is that test passed. None: an infinite or too large product of non-commuting
+        factors.
+
+        Parameters
+        ----------
+        convention : {"data", "templates"}, default="data"
+            Whether the group acts on the input (g x) or on the templates (<x, g t>).
 
         Returns
         -------
         list of Group or None
         """
+        if convention not in ("data", "templates"):
+            raise ValueError(f"convention must be 'data' or 'templates'; got {convention!r}")
         if self._commutes(conjugation_ok=True):
             return list(self.factors)
         d = self.n_features
@@ -562,15 +581,19 @@ class ProductGroup(Group):
         order = np.argsort(keys)
         keys, orbit = keys[order], orbit[order]
         tol = 1e-9 * max(1.0, float(np.abs(x).max()))  # on each coordinate; |<y - o, u>| <= tol * sum |u|
+        window = tol * np.abs(u).sum()
         kept = []
-        for i, f in enumerate(self.factors):
+        for f in self.factors:
             g = elements[rng.integers(0, len(elements), 64)]
             h = f.elements()[rng.integers(0, f.order, 64)]
-            gh = self.act_each(f.act_each(np.repeat(x, 64, axis=0), h), g)  # g (h x)
-            window = tol * np.abs(u).sum()
-            lo = np.searchsorted(keys, gh @ u - window, side="left")
-            hi = np.searchsorted(keys, gh @ u + window, side="right")
-            if all(a < b and np.abs(orbit[a:b] - y).max(axis=1).min() <= tol for y, a, b in zip(gh, lo, hi)):
+            rows = np.repeat(x, 64, axis=0)
+            if convention == "data":
+                moved = self.act_each(f.act_each(rows, h), g)  # g (h x)
+            else:
+                moved = f.act_each(self.act_each(rows, g), h)  # h (g x)
+            lo = np.searchsorted(keys, moved @ u - window, side="left")
+            hi = np.searchsorted(keys, moved @ u + window, side="right")
+            if all(a < b and np.abs(orbit[a:b] - y).max(axis=1).min() <= tol for y, a, b in zip(moved, lo, hi)):
                 kept.append(f)
         return kept
 
@@ -581,13 +604,18 @@ class ProductGroup(Group):
         kept = self.invariant_factors()
         if kept is None or len(kept) == len(self.factors):
             return
-        missed = [f for f in self.factors if not any(f is k for k in kept)]
+        on_templates = self.invariant_factors("templates")
+
+        def lost(kept):
+            missed = [f for f in self.factors if not any(f is k for k in kept)]
+            return (f"not invariant to {', '.join(repr(f) for f in missed)}"
+                    + (f" (only to {', '.join(repr(f) for f in kept)})" if kept else ""))
+
         warnings.warn(
             f"{self!r}: the factors do not commute and their products are not closed under composition (not a "
-            f"group), so averages over them (HaarKernel, the orbit feature maps) are not invariant to "
-            f"{', '.join(repr(f) for f in missed)}"
-            + (f" (only to {', '.join(repr(f) for f in kept)})" if kept else "")
-            + "; for exact invariance to every factor, average over the group they generate",
+            f"group), so averages over g x (HaarKernel, OrbitFourierFeatures, OrbitNystroem) are {lost(kept)}, and "
+            f"averages over <x, g t> (GroupCDFFeatures) are {lost(on_templates)}; for exact invariance to every "
+            "factor, average over the group they generate",
             NotAGroupWarning, stacklevel=_stacklevel_outside(__file__))
 
     def _repr_args(self):
@@ -739,6 +767,10 @@ class ProductGroup(Group):
     @property
     def is_unitary(self):
         return all(f.is_unitary for f in self.factors)
+
+    @property
+    def is_unitary_in_continuum(self):
+        return all(f.is_unitary_in_continuum for f in self.factors)
 
     @property
     def is_symmetric(self):

@@ -114,7 +114,8 @@ class CyclicShift(Group):
         return bool(np.allclose(inv, self._w))
 
     def commutes_with(self, other):
-        return isinstance(other, CyclicShift)
+        # shifts of the same shape commute; a 1-D shift of 12 values and a 2-D shift of them as (3, 4) do not
+        return isinstance(other, CyclicShift) and other.shape == self.shape
 
     @property
     def cyclic_shape(self):
