@@ -81,7 +81,8 @@ def test_choosing_the_group_table_builds_the_groups_it_names():
     assert g.shift == (G.Normal(1.0),) * 2 and law.startswith("Gaussian in pixels")
     (scale,), law = rows["scale"]
     g = build(scale)
-    assert g.scale == G.LogNormal(0.3) and g.is_unitary and "unitary (Lemma 2.1)" in law
+    assert g.scale == G.LogNormal(0.3) and "unitary on the continuous image (Lemma 2.1), not on the grid" in law
+    assert g.is_unitary_in_continuum and not g.is_unitary
     # the intensities are rescaled by |det A|^(-1/2) = 1/s: a constant image zoomed by 2 reads 1/2 inside the frame
     zoom = G.ImageScaling((12, 12), scale=G.Discrete([2.0]))
     assert np.allclose(zoom.act(np.ones((1, 144)), [[2.0]])[0, 0].reshape(12, 12)[3:9, 3:9], 0.5)
@@ -1127,7 +1128,8 @@ def test_readme_paper_locations_are_the_ones_the_docstrings_cite():
          "orbitkernels.features", ["Raj et al. 2017, Remark 3"]),
         ("Raj Eq. 7 orbit features of their atom densities", "orbitkernels.features:MolecularOrbitFeatures",
          ["Raj et al. 2017, Eq. 7"]),
-        ("so the action is unitary, Raj Lemma 2.1)", "orbitkernels.experiments._raj_eval", []),
+        ("so the action is unitary on the continuous image, Raj Lemma 2.1)", "orbitkernels.groups:ImageScaling",
+         ["Lemma 2.1", "unitary on the continuous image"]),
     ]
     flat = _readme_prose()
     for phrase, dotted, cited in cases:

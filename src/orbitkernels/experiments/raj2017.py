@@ -1679,6 +1679,10 @@ def _image_feature_map(name, group, dim, gamma, r, cfg, seed):
     """The (unfitted) feature map of one image row (a :class:`Method` or its name)."""
     m = as_method(name)
     eng = engine_options()
+    if group is not None and not group.is_unitary and group.is_unitary_in_continuum and m.feature_map in ("rf", "nys"):
+        # CIFAR-10's scalings: the paper moves the action to the templates by Lemma 2.1 (§4.3, "to keep it
+        # unitary"), which on the pixel grid is its approximation, not the library's default (the data side)
+        eng["action"] = "templates"
     if m.all_rotations:  # PolarRotation: every grid angle (weighted by q) through the FFT fast path
         return OrbitFourierFeatures(group, sampling=PAPER_SAMPLING, gamma=gamma, n_components=dim // 2, n_group_samples=None,
                                     frequencies=m.frequency_sampling, random_state=seed, **eng)

@@ -394,7 +394,8 @@ class ProjectionPlan:
         the templates when :func:`orbitkernels.groups.can_move_to_templates` holds and
         the similarity is invariant under the common action, else acts on the data;
         "templates" forces it (g_k^{-1} t_j via ``act_inverse``: exact for every
-        unitary, data-independent action; a ValueError otherwise). With
+        unitary, data-independent action, an approximation for one unitary only in the continuum
+        (``Group.is_unitary_in_continuum``: a scaling, a time warp); a ValueError otherwise). With
         ``define_on_templates=True`` the templates side is the *definition* (GICDF,
         Mroueh: ψ(x, t, τ) = P_g(<x, g t> <= τ)): "auto" and "templates" transform the
         templates by the elements themselves, and "data" applies their inverses to
@@ -493,7 +494,10 @@ class ProjectionPlan:
         # "auto" still moves it only when q is symmetric too (can_move_to_templates), as before,
         # so that the side an existing configuration runs on does not change; an explicit
         # action= needs only the identity.
-        exact_swap = bool(group.is_unitary and not group.is_data_dependent and invariant_similarity)
+        # an explicit action= may also ask for the paper's shortcut where the action is unitary only on the
+        # continuous signal (Lemma 2.1 for a scaling): an approximation the user chose; "auto" never takes it
+        exact_swap = bool((group.is_unitary or group.is_unitary_in_continuum) and not group.is_data_dependent
+                          and invariant_similarity)
         movable = can_move_to_templates(group) and invariant_similarity
         path = self._choose_fast_path(fast_path, group, elements)
         if define_on_templates:

@@ -76,9 +76,10 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         is unitary, data-independent and q symmetric (Raj §2.2.1), which is exact for the sampled
         elements of an action that is unitary on the grid (permutations, cyclic shifts,
         quarter turns) and exact up to the interpolation of an image warp (a rotation
-        by any angle); otherwise the data are transformed. "templates" forces the
-        frequencies' side (a unitary, data-independent action only; a ValueError
-        otherwise), "data" the data's.
+        by any angle); otherwise the data are transformed (a scaling, a time warp: unitary on the
+        continuous signal only, where moving them is far from exact). "templates" forces the
+        frequencies' side (a data-independent action unitary on the grid or in the continuum, the
+        paper's §4.3 shortcut for a scaling; a ValueError otherwise), "data" the data's.
     random_state : int, RandomState instance, Generator or None, default=None
         Seeds the frequencies, the offsets and the group elements (every draw is made at ``fit``).
     max_memory_mb : float > 0, default=256.0

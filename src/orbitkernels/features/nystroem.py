@@ -71,7 +71,8 @@ class OrbitNystroem(OrbitFeaturesBase):
         the action is unitary, data-independent, q symmetric and the kernel invariant under the
         common action: dot-product and Euclidean shift-invariant kernels for any
         unitary action; any kernel for actions that permute coordinates. "templates"
-        forces the landmarks' side (a ValueError where that identity does not hold),
+        forces the landmarks' side (also for an action unitary only on the continuous signal, a
+        scaling or a time warp: the paper's approximation; a ValueError where neither holds),
         "data" the data's.
     random_state : int, RandomState instance, Generator or None, default=None
         Seeds the landmarks and the group elements (every draw is made at ``fit``).
