@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import numbers
 import os
+import signal
 import sys
+import threading
 
 from ._version import __version__
 from .utils.errors import UserError
@@ -383,6 +385,15 @@ def _stdout_to_devnull():
     os.close(devnull)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (what ``timeout``, Slurm and ``docker stop`` send), raised as an interrupt so that the clean-up of
+    an interrupted run happens: killed outright, a run left the hidden temporary file of its figure behind."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def main(argv=None):
     """Run the command line with ``argv``; return the exit status.
 
@@ -396,7 +407,8 @@ def main(argv=None):
     int
         0 on success; 1 for an error in what the user gave (one ``orbitkernels: error: ...`` line on
         stderr) or a failed ``datasets --verify``; 2 without a subcommand (the help is printed) or for
-        an unknown paper, experiment or benchmark; 130 when interrupted; 141 (a shell's status for SIGPIPE),
+        an unknown paper, experiment or benchmark; 130 when interrupted (143 by SIGTERM, which the command
+        line turns into an interrupt while it runs); 141 (a shell's status for SIGPIPE),
         without a message, when the reader of stdout has gone (``orbitkernels datasets | head -1``). A
         malformed command line exits through argparse (:class:`SystemExit` with status 2).
     """
@@ -405,18 +417,21 @@ def main(argv=None):
     if args.command is None:
         parser.print_help()
         return 2
-    set_quiet(args.quiet or args.json)
+    set_quiet(True if args.quiet or args.json else None)  # without --quiet, ORBITKERNELS_QUIET still decides
     out = getattr(args, "out", None)
     if out is not None and not out.strip():  # --out '' wrote into the current folder
         parser.error(f"--out is blank ({out!r}); give a folder, or leave --out out for the default")
+    handle_term = threading.current_thread() is threading.main_thread()  # signal handlers: main thread only
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if handle_term else None
     try:
         return args.func(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         # only reproduce keeps finished cells; the other commands start over
         resume = "finished cells are saved; run the same command again to resume" if args.command == "reproduce" \
             else "nothing was kept; run the command again to start over"
-        print(f"\ninterrupted: {resume}", file=sys.stderr)
-        return 130
+        how = "terminated" if isinstance(exc, _Terminated) else "interrupted"
+        print(f"\n{how}: {resume}", file=sys.stderr)
+        return 143 if isinstance(exc, _Terminated) else 130
     except BrokenPipeError:
         # the reader of stdout left (``orbitkernels datasets | head -1``): stop without a word, as a shell tool
         # killed by SIGPIPE does, and leave nothing buffered for the interpreter's last flush to fail on
@@ -425,6 +440,9 @@ def main(argv=None):
     except (OSError, UserError) as exc:  # the user's paths, files and data; any other exception is a bug
         print(f"orbitkernels: error: {_describe(exc)}", file=sys.stderr)
         return 1
+    finally:
+        if handle_term:  # None: a handler installed from C, which Python cannot reinstall; the default then
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

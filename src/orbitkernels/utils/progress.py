@@ -6,20 +6,24 @@ import sys
 
 from tqdm.auto import tqdm
 
-_QUIET = os.environ.get("ORBITKERNELS_QUIET", "") not in ("", "0")
+#: set by :func:`set_quiet`; None: ``ORBITKERNELS_QUIET`` decides, read when a bar is made (it was read once, at
+#: import, so setting it from Python afterwards did nothing, and the command line's default overrode it)
+_QUIET = None
 
 
-def set_quiet(quiet: bool) -> None:
-    """Silence (or re-enable) every progress bar of the library."""
+def set_quiet(quiet) -> None:
+    """Silence (True) or re-enable (False) every progress bar of the library; None: ``ORBITKERNELS_QUIET`` decides."""
     global _QUIET
-    _QUIET = bool(quiet)
+    _QUIET = None if quiet is None else bool(quiet)
 
 
 def is_quiet() -> bool:
-    return _QUIET
+    if _QUIET is not None:
+        return _QUIET
+    return os.environ.get("ORBITKERNELS_QUIET", "").strip() not in ("", "0")
 
 
 def progress(iterable=None, *, total=None, desc=None, leave=False, disable=False, **kw):
     """A tqdm bar on stderr, disabled when quiet or when ``disable`` (an estimator's ``verbose=0``). It is drawn
     whether or not stderr is a terminal: ``--quiet`` / ``ORBITKERNELS_QUIET=1`` keep a redirected log free of it."""
-    return tqdm(iterable, total=total, desc=desc, leave=leave, disable=_QUIET or disable, file=sys.stderr, **kw)
+    return tqdm(iterable, total=total, desc=desc, leave=leave, disable=is_quiet() or disable, file=sys.stderr, **kw)
