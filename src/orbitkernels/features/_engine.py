@@ -724,6 +724,19 @@ class ProjectionPlan:
         S = self.backend.to_numpy(S)
         return np.ascontiguousarray(S.transpose(1, 2, 0)) if layout == "rns" else S
 
+    def cached(self, key, build):
+        """``build()``, kept for this plan's later calls under ``key`` (never pickled: rebuilt after a load): what a
+        map derives from its fitted state and would otherwise rebuild at every transform."""
+        scratch = self.__dict__.setdefault("_scratch", {})
+        if key not in scratch:
+            scratch[key] = build()
+        return scratch[key]
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_scratch", None)
+        return state
+
     def workspace(self):
         """A :class:`_Workspace` for this plan's back-end: buffers kept across chunks (and :meth:`map` calls)."""
         return _Workspace(getattr(self.backend, "reuses_buffers", False))
@@ -870,6 +883,9 @@ class _Path:
     def prepared(self, plan, dtype):
         key = np.dtype(dtype).name
         if key not in self._cache:
+            # one precision at a time: the moved templates are outside max_memory_mb (the model's own state,
+            # s·r·d values), and a float64 transform after a float32 one kept both (1163 MB instead of 397)
+            self._cache.clear()
             self._cache[key] = self._prepare(plan, key)
         return self._cache[key]
 

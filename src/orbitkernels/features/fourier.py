@@ -83,8 +83,9 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
     random_state : int, RandomState instance, Generator or None, default=None
         Seeds the frequencies, the offsets and the group elements (every draw is made at ``fit``).
     max_memory_mb : float > 0, default=256.0
-        Working memory of :meth:`transform` (beyond the input and the output); a
-        ValueError when one row does not fit.
+        Working memory of :meth:`transform` (beyond the input and the output; the s·r moved templates
+        that the templates' side builds at the first transform and keeps, in one precision, are the
+        fitted model's, outside it); a ValueError when one row does not fit.
     fast_path : {"auto", "gemm", "fft", "polar", "none"}, default="auto"
         The engine's strategy (:class:`~orbitkernels.features.ProjectionPlan`,
         ``docs/performance.md``): "auto" takes the FFT correlation when every cyclic shift is
