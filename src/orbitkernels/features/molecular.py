@@ -416,20 +416,38 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
 
     def _row_values(self, a, c, r, m, s):
         """Working values of one molecule of ``a`` atoms and ``c`` channels (r rotations, m wavevectors, s templates),
-        output excluded: the structure factors, their rotated copies and the projections."""
+        output excluded: the most that :meth:`_chunk` holds at once."""
+        arm, crm = a * r * m, c * r * m
         if self.centres_ == "molecule":
-            return 2 * a * r * m + 4 * c * r * m + 2 * r * s
-        return 2 * a * r * m + 6 * c * a * r * m + a * a * c + 2 * a * r * s
+            # the largest of what is alive at each step: the phases and their sine; the phases (then cosines) and
+            # the structure factors; their rotated copies; the embeddings and projections; one scale's features.
+            # Plus the per-atom weights and positions, some in float64 whatever the precision: counted generously
+            return max(2 * arm + crm, arm + 2 * crm, 4 * crm, 2 * crm + r * s, 2 * r * s + 2 * s) \
+                + 4 * a * (c + len(self.species_) + 6)
+        # An older, larger count, kept: the atoms' sum by species is one product over all the atoms of a chunk,
+        # whose rounding changes with the chunk's size, so a count that moved the chunks would move the features.
+        # It bounds what is alive: the phases' cosine and sine with four arrays of the (C, A, r M) environments
+        # (2 arm + 4 c arm), and afterwards the projections, one scale's features and the chunk's indicator,
+        # which _rows_per_chunk keeps within the rest
+        return 2 * arm + 6 * c * arm + a * a * c + 2 * a * r * s
 
     def _rows_per_chunk(self, a, n_scales, itemsize):
         r, m, s = len(self.group_elements_), self.wavevectors_.shape[0], self.templates_.shape[0]
         c = self.templates_.shape[1] // (2 * m)
-        per_row = (self._row_values(a, c, r, m, s) + n_scales * self._n_features_out) * itemsize
+        values = self._row_values(a, c, r, m, s)
+        per_row = (values + n_scales * self._n_features_out) * itemsize
         rows = int(float(self.max_memory_mb) * 2**20 // per_row)
         if rows < 1:
             raise ValueError(f"max_memory_mb={self.max_memory_mb} is smaller than one molecule needs "
                              f"({per_row / 2**20:.2f} MB for {r} rotations x {m} wavevectors x {s} templates); "
                              "raise max_memory_mb or use fewer rotations, wavevectors or templates")
+        if self.centres_ == "atoms":
+            # the sum by species holds a (rows T, rows A) indicator beside the projections and a scale's features
+            # (a r s + 2 a s, and per-atom indices): it grows as rows², so it caps the chunk where it would outgrow
+            # the row count's room (only at budgets of tens of gigabytes at the defaults)
+            T = len(self.species_)
+            room = values - a * r * s - 2 * a * s - 4 * a * (T + 2)
+            rows = max(1, min(rows, room // (T * a)))
         return rows
 
     def _device_state(self, be, dt):
@@ -464,24 +482,41 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
             centre = (Z[:, :, None] * R).sum(1) / np.maximum(Z.sum(1), 1e-300)[:, None]
             R = np.where(real[:, :, None], R - centre[:, None, :], 0.0)
         P = be.matmul(be.asarray(R, dt), st["K"])  # phases k·R r_a, (n, A, r M)
-        cos, sin = be.cos(P), be.sin(P)
+        # the sine first, then the cosine in the phases' place: two arrays of (n, A, r M) live at a time, not three
+        sin = be.sin(P)
         if self.centres_ == "molecule":
             chiT = be.asarray(np.ascontiguousarray(chi.transpose(0, 2, 1)), dt)  # (n, C, A)
-            re, im = be.matmul(chiT, cos), -be.matmul(chiT, sin)  # S = Σ_a χ e^{-iφ}: (n, C, r M)
+            im = be.matmul(chiT, sin)  # S = Σ_a χ e^{-iφ}: (n, C, r M)
+            del sin
+            re = be.matmul(chiT, be.cos_(P))
+            del P
+            im = -im
             lead = (n,)
         else:
+            cos = be.cos_(P)
+            del P
             W = np.ones((n, a, a))
             if self.cutoff_ is not None:
                 D2 = ((R[:, :, None, :] - R[:, None, :, :]) ** 2).sum(-1)
                 W = np.exp(-D2 / (2.0 * self.cutoff_ ** 2))
+                del D2
             # (n, C, A, A): weight of neighbour b of centre a in channel s
             Wc = W[:, None, :, :] * chi.transpose(0, 2, 1)[:, :, None, :]
+            del W
             Wc = be.asarray(np.ascontiguousarray(Wc), dt)
             tc = be.matmul(Wc, cos[:, None])  # Σ_b W_ab χ_s(b) cos φ_b: (n, C, A, r M)
             ts = be.matmul(Wc, sin[:, None])
+            del Wc
             ca, sa = cos[:, None], sin[:, None]
-            # e^{iφ_a} Σ_b (...) e^{-iφ_b}: the environment seen from atom a
-            re, im = ca * tc + sa * ts, sa * tc - ca * ts
+            # e^{iφ_a} Σ_b (...) e^{-iφ_b}: the environment seen from atom a; in place (the same products and
+            # sums as ca * tc + sa * ts, sa * tc - ca * ts), so that one temporary of (n, C, A, r M) is live
+            re = ca * tc
+            re += sa * ts
+            ts *= ca
+            tc *= sa
+            tc -= ts
+            im = tc
+            del cos, sin, ca, sa, tc, ts
             lead = (n, a)
         nl = len(lead)
         # (..., C, r, M) -> (..., r, C, M): one embedding z(g ρ) of 2 C M numbers per rotation
@@ -490,17 +525,22 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         re = be.permute(re.reshape(shape), axes).reshape(lead + (r, c * m))
         im = be.permute(im.reshape(shape), axes).reshape(lead + (r, c * m))
         z = be.concatenate([re, im], axis=nl + 1)  # (..., r, 2 C M)
+        del re, im
         if nl == 2:
             keep = be.asarray(real.ravel(), None)
             z = z.reshape((n * a, r, 2 * c * m))[keep]  # padding atoms are no centres
         proj = be.matmul(z.reshape((-1, 2 * c * m)), st["U"])  # <u_j, z(g_k ρ)>: (rows r, s)
+        del z
         s = proj.shape[1]
         out = []
         for scale in scales:
             # √(2/s) Σ_k w_k cos(scale <u_j, z(g_k ρ)> + b_j) (Raj Eq. 7 in its real "cos" form with offsets,
             # the one of the appendix's proof of Theorem 3.1)
-            F = be.cos(proj * float(scale) + st["b"]).reshape((-1, r, s))
-            F = (F * st["w"]).sum(1) * float(np.sqrt(2.0 / s))
+            # in place: the projections and one array of their size live, as _row_values counts
+            F = proj * float(scale)
+            F = be.cos_(be.add_(F, st["b"])).reshape((-1, r, s))
+            F *= st["w"]
+            F = F.sum(1) * float(np.sqrt(2.0 / s))
             if nl == 2:
                 F = self._per_species(be, F, Z, real, dt)
             out.append(be.to_numpy(F).astype(dt, copy=False))
@@ -515,7 +555,8 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
         # (n T, atoms) indicator (tiny next to the projection)
         T = len(self.species_)
         idx = mol[:, None] * T + np.arange(T)[None, :]
-        A = np.zeros((n * T, len(mol)))
+        # in the compute precision (0 and 1 are exact in it): no float64 copy beside it
+        A = np.zeros((n * T, len(mol)), dtype=dt)
         A[idx[onehot > 0], np.nonzero(onehot > 0)[0]] = 1.0
         out = be.matmul(be.asarray(A, dt), F)  # (n T, s)
         return out.reshape((n, T * F.shape[1]))

@@ -373,8 +373,9 @@ class RidgePath:
             raise IndexError(f"index {index} is out of range for {len(self.alphas)} alphas")
         return int(index)
 
-    #: bytes of the float64 centred copy of new rows that :meth:`predict` holds at a time: at D = 17000 the
-    #: 50k test digits of Rotated MNIST need a 6.8 GB copy at once, beside features as large
+    #: bytes of the float64 centred copy of new rows that :meth:`predict` holds at a time beside its result (its
+    #: only temporary): at D = 17000 the 50k test digits of Rotated MNIST need a 6.8 GB copy at once, beside
+    #: features as large
     PREDICT_BLOCK_BYTES = 64 * 2**20
 
     def predict(self, X, index=None):
@@ -407,11 +408,19 @@ class RidgePath:
         idx = range(len(self.alphas)) if index is None else [self._index(index)]
         W = np.concatenate([self.coef(i) for i in idx], axis=1)  # (D, n_α · k)
         m, k = X.shape[0], self.y_mean_.shape[0]
+        # one buffer for the result, row-major in m as the product writes it: (n_α, m, k) is a transposed view of it
         out = np.empty((m, W.shape[1]))
+        # the block's float64 centred copy is its only temporary (the product goes straight into the result's rows);
+        # the same blocks as ever, since the BLAS kernel, and so the rounding, can change with their size
         rows = max(1, int(self.PREDICT_BLOCK_BYTES // (8 * max(X.shape[1], 1))))
         for a in range(0, m, rows):
-            out[a : a + rows] = (np.asarray(X[a : a + rows], dtype=np.float64) - self.x_mean_) @ W
-        P = out.reshape(m, len(idx), k).transpose(1, 0, 2) + self.y_mean_
+            B = np.array(X[a : a + rows], dtype=np.float64)  # a copy even of float64 rows: centred in place
+            B -= self.x_mean_
+            np.matmul(B, W, out=out[a : a + rows])
+            del B  # before the next block's copy is made beside it
+        P = out.reshape(m, len(idx), k)
+        P += self.y_mean_
+        P = P.transpose(1, 0, 2)
         return P if index is None else P[0]
 
     def predict_gram(self, K_new, index=None):
