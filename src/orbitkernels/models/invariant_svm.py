@@ -519,6 +519,12 @@ class _WorkingSetDual:
         (False: clarabel's AlmostSolved point); ``(None, True)`` when the solver failed."""
         import qpsolvers
 
+        if len(q) == 1:
+            # one variable (Algorithm 1's first constraint of an example): the clipped minimiser, exactly; clarabel
+            # 0.6 (the oldest allowed) failed on min b^2 / 2 + b under 0 <= b <= 4426, whose answer is its bound
+            Q00, q0 = float(Q[0, 0]), float(q[0])
+            b = min(max(-q0 / Q00, 0.0), float(h[0])) if Q00 > 0 else (float(h[0]) if q0 < 0 else 0.0)
+            return np.array([b]), True
         exact = True
         if solver == "clarabel" and _DIRECT_CLARABEL:
             # clarabel stops short of its tolerances (AlmostSolved) on the rank-deficient Q of a linear kernel,
