@@ -17,6 +17,12 @@ and between 1 and 2 threads at d = 784):
   ``|a - b| <= TOL_ULPS * eps(dtype) * max|a|`` entry-wise, i.e. a few ulps of the features'
   scale. Measured at d = 784 (1 vs 2 threads, 300 rows): float64 features differ by at most
   0.5 ulp of their scale, float32 ones by 4 ulps; the tolerance is 32 ulps.
+* Nystroem features are kernel values multiplied by the whitening map L = K_ZZ^{-1/2}, so the kernel values' few
+  ulps reach the features multiplied by L: ``|a - b| <= TOL_ULPS * eps(dtype) * max|k| * ||L||_1`` (max|k| = 1 for the
+  Gaussian kernel, ||L||_1 the largest column sum of |L|), which is a few ulps of the features' scale only when K_ZZ
+  is well conditioned. Measured (``test_nystroem_rounding_is_the_kernels_through_the_whitening_map``): 64x64 images
+  scaled, float32, 200 landmarks, ||L||_1 = 26 and features of scale 0.06: memory budgets of 1 and 4 MB against
+  1024 MB change the features by 1072 / 854 ulps of their scale, 2.9 / 2.3 ulps of the kernel values times ||L||_1.
 * GICDF features are step functions of the dot products, so a rounding difference can move
   a dot product across a threshold; then one entry changes by one group element's weight.
   Asserted: at most 0.1% of the entries differ, each by at most one element's step.
@@ -193,3 +199,23 @@ def test_dask_chunking_and_worker_count_change_only_rounding(name):
         with dask.config.set(scheduler="threads", num_workers=workers):
             out = f.transform(Xd).compute()
         _close(out, ref, f"chunks={chunks}, workers={workers}", name)
+
+
+def test_nystroem_rounding_is_the_kernels_through_the_whitening_map():
+    """Another chunking of a float32 Nystroem map whose K_ZZ is ill-conditioned (cond ~5e4): the features move by
+    the kernel values' rounding times ||L||_1, far more than 32 ulps of their own scale (module docstring)."""
+    from orbitkernels.groups import ImageScaling, LogUniform
+
+    side = 64
+    Xs = np.random.default_rng(0).random((200, side * side)).astype(np.float32)
+    group = ImageScaling((side, side), LogUniform(0.8, 1.25))
+    f = OrbitNystroem(group, n_components=200, gamma=0.05 / side**2, n_group_samples=8, random_state=0,
+                      dtype="float32").fit(Xs)
+    ref = f.transform(Xs)
+    L = f.normalization_
+    assert np.all(np.isfinite(ref)) and ref.dtype == np.float32
+    bound = TOL_ULPS * np.finfo(np.float32).eps * float(np.abs(L).sum(axis=0).max())  # max|k| = 1 (Gaussian)
+    for mb in (1, 4):
+        F = f.set_params(max_memory_mb=mb).transform(Xs)
+        assert F.shape == ref.shape and F.dtype == ref.dtype
+        assert np.abs(F - ref).max() <= bound, (mb, np.abs(F - ref).max(), bound)
