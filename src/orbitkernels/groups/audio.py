@@ -56,6 +56,22 @@ class TimeWarp(Group):
         Law of the factor a > 0 (a multiplicative parameter), e.g. ``LogUniform(0.5, 2)``
         (symmetric) or ``Uniform(0.5, 2)`` (Mroueh et al.'s "half and double speed" as a
         uniform range, not symmetric).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import LogUniform, TimeWarp
+    >>> group = TimeWarp(8, rate=LogUniform(0.5, 2.0))
+    >>> group.sample(3, random_state=0).shape
+    (3, 1)
+    >>> x = np.arange(8.0).reshape(1, 8)
+    >>> Y = group.act(x, [[2.0], [0.5]])  # double speed, half speed
+    >>> Y.shape
+    (2, 1, 8)
+    >>> (Y[0, 0] / np.sqrt(2.0)).round(3).tolist()  # x(2t): the end leaves the frame
+    [0.0, 2.0, 4.0, 6.0, 0.0, 0.0, 0.0, 0.0]
+    >>> (Y[1, 0] / np.sqrt(0.5)).round(3).tolist()  # x(t / 2), interpolated linearly
+    [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
     """
 
     def __init__(self, n_samples, rate):
@@ -113,8 +129,9 @@ class PitchShift(Group):
     samples, 75% overlap); bin k of the output takes bin round(k / 2^(cents/1200))
     of the input, with the phase advance between frames corrected to that of
     bin k; inverse STFT. The map is linear in the waveform, keeps the duration,
-    moves a tone's frequency by the factor to within one bin (sample_rate/n_fft),
-    and changes the norm by up to about 20% for ±400 cents, the energy by up to a third (0.5 s at 8 kHz,
+    moves a tone's frequency by the factor to within one bin (sample_rate/n_fft) for shifts
+    up to ±700 cents (at most 0.65 bin for tones of 150-1900 Hz; at +1200 cents up to 1.1 bins,
+    since the phase correction keeps the input's offset within its bin), and changes the norm by up to about 20% for ±400 cents, the energy by up to a third (0.5 s at 8 kHz,
     n_fft=512: the norm of a 440 Hz tone ×0.89 at -400 cents and ×1.03 at +400, of white noise
     ×0.81 and ×0.94; a downward shift leaves empty the output bins whose source
     would lie above the Nyquist frequency). It is only approximately unitary and
@@ -130,6 +147,24 @@ class PitchShift(Group):
         Law of the shift in cents (additive), e.g. ``Uniform(-400, 400)``.
     n_fft : int, default=512
         STFT window length (frequency resolution sample_rate / n_fft), 8 <= n_fft <= n_samples.
+
+    Examples
+    --------
+    Half a second of a 440 Hz tone at 8 kHz, shifted up by 400 cents (a major third, to 554 Hz):
+
+    >>> import numpy as np
+    >>> from orbitkernels.groups import PitchShift, Uniform
+    >>> rate = 8000
+    >>> x = np.sin(2 * np.pi * 440 * np.arange(4000) / rate)[None]
+    >>> group = PitchShift(4000, cents=Uniform(-400, 400))
+    >>> Y = group.act(x, [[400.0]])
+    >>> Y.shape  # the duration is kept
+    (1, 1, 4000)
+    >>> peak = np.fft.rfftfreq(4000, 1 / rate)[np.abs(np.fft.rfft(Y[0, 0])).argmax()]
+    >>> bool(abs(peak - 440 * 2 ** (400 / 1200)) < rate / 512)  # within one STFT bin
+    True
+    >>> round(float(np.linalg.norm(Y[0, 0]) / np.linalg.norm(x)), 2)  # only about unitary
+    1.03
     """
 
     def __init__(self, n_samples, cents, n_fft=512):

@@ -110,6 +110,21 @@ def warp_images(X, image_shape, A, b, *, normalize=True):
         singular A.
     TypeError
         Complex or non-numeric A or b.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import warp_images
+    >>> X = np.arange(9.0).reshape(1, 9)  # one 3 x 3 image as a row
+    >>> Y = warp_images(X, (3, 3), np.eye(2), [0, 1])  # content one column to the right
+    >>> Y.shape
+    (1, 1, 9)
+    >>> Y[0, 0].reshape(3, 3).tolist()
+    [[0.0, 0.0, 1.0], [0.0, 3.0, 4.0], [0.0, 6.0, 7.0]]
+    >>> quarter_turn = [[0.0, -1.0], [1.0, 0.0]]
+    >>> Y = warp_images(X, (3, 3), quarter_turn, [0, 0])
+    >>> np.array_equal(Y[0, 0].reshape(3, 3), np.rot90(X.reshape(3, 3)))
+    True
     """
     shape = _check_image_shape(image_shape)
     X = check_data(X, "X", n_features=int(np.prod(shape)))
@@ -208,6 +223,29 @@ class AffineImageGroup(Group):
     ----------
     image_shape : (H, W) or (H, W, C)
         Shape of the images; rows of X hold ``H * W * C`` values, channels last.
+
+    Examples
+    --------
+    The image groups are affine image groups; each element has its map ``(A, b)``:
+
+    >>> import numpy as np
+    >>> from orbitkernels.groups import AffineImageGroup, Discrete, ImageRotation, ImageTranslation
+    >>> rotation = ImageRotation((4, 4), n_angles=4)
+    >>> isinstance(rotation, AffineImageGroup)
+    True
+    >>> A, b = rotation.affine(np.array([[np.pi / 2]]))
+    >>> A.round(3).tolist(), b.tolist()
+    ([[[0.0, -1.0], [1.0, 0.0]]], [[0.0, 0.0]])
+
+    A product of them acts through one warp: here a shift one row down, then a quarter turn.
+
+    >>> group = rotation * ImageTranslation((4, 4), Discrete([-1.0, 0.0, 1.0]))
+    >>> X = np.zeros((1, 16))
+    >>> X[0, 5] = 1.0  # one bright pixel at (1, 1)
+    >>> Y = group.act(X, [[np.pi / 2, 1.0, 0.0]])
+    >>> shifted = np.roll(X.reshape(4, 4), 1, axis=0)
+    >>> np.array_equal(Y[0, 0].reshape(4, 4), np.rot90(shifted))
+    True
     """
 
     kind = "additive"
@@ -300,6 +338,26 @@ class ImageRotation(AffineImageGroup):
         Use the finite subgroup of the ``n_angles`` rotations by ``2πk/n_angles``
         with uniform q (``n_angles=4``: the exact 90° turns of a square grid).
         Not together with ``angle`` (``ValueError``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import ImageRotation, Uniform
+    >>> X = np.arange(32.0).reshape(2, 16)  # two 4 x 4 images as rows
+    >>> group = ImageRotation((4, 4), n_angles=4)
+    >>> group
+    ImageRotation(image_shape=(4, 4), n_angles=4)
+    >>> Y = group.act(X, group.elements())  # the four quarter turns of both images
+    >>> Y.shape
+    (4, 2, 16)
+    >>> np.array_equal(Y[1, 0].reshape(4, 4), np.rot90(X[0].reshape(4, 4)))
+    True
+
+    Mroueh et al.'s local invariance, rotations of up to 20 degrees either way:
+
+    >>> local = ImageRotation((4, 4), angle=Uniform(-np.radians(20), np.radians(20)))
+    >>> local.sample(3, random_state=0).shape
+    (3, 1)
     """
 
     kind = "circular"
@@ -399,6 +457,18 @@ class ImageTranslation(AffineImageGroup):
         Law of the shift in pixels (additive): one law for both axes, drawn
         independently on each, or one law per axis ``(rows, cols)``
         (Mroueh: ``Uniform(-3, 3)``; Raj §4.3: ``Normal(sigma)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import ImageTranslation, Uniform
+    >>> group = ImageTranslation((3, 3), Uniform(-1, 1))
+    >>> group.sample(4, random_state=0).shape  # (d_row, d_col) per element
+    (4, 2)
+    >>> X = np.arange(9.0).reshape(1, 9)  # one 3 x 3 image as a row
+    >>> Y = group.act(X, [[1.0, 0.0]])  # one row down, zeros shifted in
+    >>> Y[0, 0].reshape(3, 3).tolist()
+    [[0.0, 0.0, 0.0], [0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     """
 
     kind = "additive"
@@ -459,6 +529,23 @@ class ImageScaling(AffineImageGroup):
     scale : Distribution
         Law of the factor (> 0, a multiplicative parameter), e.g. ``LogNormal(0.3)``
         (Raj §4.3) or ``Discrete([0.85, 1.15])``.
+
+    Examples
+    --------
+    Doubling the size of a one-pixel dot spreads it over its neighbours, intensities times ``1/2``:
+
+    >>> import numpy as np
+    >>> from orbitkernels.groups import Discrete, ImageScaling
+    >>> group = ImageScaling((5, 5), Discrete([0.5, 2.0]))
+    >>> X = np.zeros((1, 25))
+    >>> X[0, 12] = 1.0  # the centre pixel of a 5 x 5 image
+    >>> Y = group.act(X, [[2.0]])
+    >>> Y[0, 0].reshape(5, 5)[1:4, 1:4].tolist()
+    [[0.125, 0.25, 0.125], [0.25, 0.5, 0.25], [0.125, 0.25, 0.125]]
+    >>> group.inverse([[2.0]]).tolist()
+    [[0.5]]
+    >>> group.is_unitary, group.is_unitary_in_continuum
+    (False, True)
     """
 
     kind = "multiplicative"

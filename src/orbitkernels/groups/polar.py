@@ -56,6 +56,34 @@ class PolarRotation(ImageRotation):
         The ``angle`` argument as given (None for the default uniform q).
     n_angles, n_radii, max_radius : int, int, float
         The polar grid (``n_radii`` and ``max_radius`` with their defaults filled in).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import ImageRotation, PolarRotation, VonMises
+    >>> group = PolarRotation((8, 8), n_angles=8)
+    >>> group
+    PolarRotation(image_shape=(8, 8), n_angles=8, n_radii=4)
+    >>> group.order
+    8
+    >>> points, area = group.polar_grid()  # (n_radii, n_angles, 2) sample points
+    >>> points.shape, area.shape
+    ((4, 8, 2), (4,))
+
+    On the pixel grid, element ``2πk/A`` warps the image; k = 2 of 8 is a quarter turn:
+
+    >>> X = np.arange(64.0).reshape(1, 64)
+    >>> Y = group.act(X, group.elements())
+    >>> np.array_equal(Y[2, 0].reshape(8, 8), np.rot90(X.reshape(8, 8)))
+    True
+
+    It is the grid subgroup of the full circle of rotations, and takes Raj et al.'s von Mises q:
+
+    >>> ImageRotation((8, 8)).grid_subgroup(8)
+    PolarRotation(image_shape=(8, 8), n_angles=8, n_radii=4)
+    >>> q = PolarRotation((8, 8), n_angles=8, angle=VonMises(2.0)).weights()
+    >>> q.round(3).tolist()
+    [0.405, 0.226, 0.055, 0.013, 0.007, 0.013, 0.055, 0.226]
     """
 
     def __init__(self, image_shape, n_angles=64, n_radii=None, angle=None, max_radius=None):

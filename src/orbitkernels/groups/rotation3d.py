@@ -43,6 +43,19 @@ def encode_molecules(Z, R):
     Returns
     -------
     X : ndarray of shape (n, 4 A), float64
+
+    Examples
+    --------
+    A water molecule (O, H, H) padded to four atoms:
+
+    >>> from orbitkernels.groups import encode_molecules
+    >>> Z = [[8, 1, 1, 0]]
+    >>> R = [[[0.0, 0.0, 0.1], [0.8, 0.6, 0.0], [-0.8, 0.6, 0.0], [9.0, 9.0, 9.0]]]
+    >>> X = encode_molecules(Z, R)
+    >>> X.shape
+    (1, 16)
+    >>> X[0, :4].tolist(), X[0, 12:].tolist()  # the padding atom's position is zeroed
+    ([8.0, 0.0, 0.0, 0.1], [0.0, 0.0, 0.0, 0.0])
     """
     Z = np.asarray(Z)
     R = np.asarray(R, dtype=np.float64)
@@ -72,6 +85,16 @@ def decode_molecules(X):
     -------
     Z : ndarray of shape (n, A)
     R : ndarray of shape (n, A, 3)
+
+    Examples
+    --------
+    >>> from orbitkernels.groups import decode_molecules, encode_molecules
+    >>> X = encode_molecules([[6, 0]], [[[1.0, 2.0, 3.0], [9.0, 9.0, 9.0]]])
+    >>> Z, R = decode_molecules(X)
+    >>> Z.tolist()
+    [[6.0, 0.0]]
+    >>> R.tolist()
+    [[[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]]
     """
     X = check_data(X, "X")
     if X.shape[1] % 4:
@@ -113,6 +136,29 @@ class Rotation3D(Group):
         Not an integer (a float, a bool): ``TypeError``; below 1: ``ValueError``.
     reflections : bool, default=False
         O(3): each element is a rotation, followed by the inversion x -> -x with probability 1/2.
+
+    Examples
+    --------
+    Rotations move the atoms and keep the charges and every interatomic distance:
+
+    >>> import numpy as np
+    >>> from scipy.spatial.distance import pdist
+    >>> from orbitkernels.groups import Rotation3D, decode_molecules, encode_molecules
+    >>> X = encode_molecules([[8, 1, 1]], [[[0.0, 0.0, 0.1], [0.8, 0.6, 0.0], [-0.8, 0.6, 0.0]]])
+    >>> group = Rotation3D(n_atoms=3)
+    >>> E = group.sample(4, random_state=0, sampling="qmc")  # unit quaternions (x, y, z, w)
+    >>> E.shape
+    (4, 4)
+    >>> Y = group.act(X, E)
+    >>> Y.shape
+    (4, 1, 12)
+    >>> Z, R = decode_molecules(Y[:, 0])
+    >>> Z[0].tolist()
+    [8.0, 1.0, 1.0]
+    >>> all(np.allclose(pdist(r), pdist(decode_molecules(X)[1][0])) for r in R)
+    True
+    >>> Rotation3D(n_atoms=3, reflections=True).sample(4, random_state=0).shape  # a fifth column of signs
+    (4, 5)
     """
 
     is_finite = False
@@ -228,6 +274,23 @@ class FiniteRotation3D(Rotation3D):
         icosahedron (60), from :meth:`scipy.spatial.transform.Rotation.create_group`.
     n_atoms : int, default=None
         As for :class:`Rotation3D`.
+
+    Examples
+    --------
+    A function averaged over the 24 rotations of the cube is the same for a molecule turned by any of them:
+
+    >>> import numpy as np
+    >>> from orbitkernels.groups import FiniteRotation3D, encode_molecules
+    >>> group = FiniteRotation3D("O", n_atoms=3)
+    >>> group.order
+    24
+    >>> X = encode_molecules([[8, 1, 1]], [[[0.0, 0.0, 0.1], [0.8, 0.6, 0.0], [-0.8, 0.6, 0.0]]])
+    >>> w = np.random.default_rng(0).normal(size=12)
+    >>> def pooled(X):
+    ...     return np.cos(group.act(X, group.elements()) @ w).mean(axis=0)
+    >>> turned = group.act(X, group.elements()[5:6])[0]
+    >>> np.allclose(pooled(turned), pooled(X))
+    True
     """
 
     is_finite = True
