@@ -87,6 +87,22 @@ def invariance_error(estimator, X, group, *, n_elements=8, random_state=None, me
         When ``group`` is not a :class:`~orbitkernels.groups.Group` or the estimator lacks the method.
     ValueError
         For an unknown ``method`` or ``n_elements < 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.kernel_approximation import RBFSampler
+    >>> from orbitkernels.diagnostics import invariance_error
+    >>> from orbitkernels.features import OrbitFourierFeatures
+    >>> from orbitkernels.groups import CyclicShift
+    >>> X = np.random.default_rng(0).normal(size=(20, 8))
+    >>> orbit = OrbitFourierFeatures(CyclicShift(8), gamma=0.1, n_components=32, random_state=0).fit(X)
+    >>> res = invariance_error(orbit, X, CyclicShift(8), n_elements=None)  # every shift
+    >>> res["max"] < 1e-12, res["n_elements"], res["method"]
+    (True, 8, 'transform')
+    >>> plain = RBFSampler(gamma=0.1, n_components=64, random_state=0).fit(X)  # not invariant
+    >>> print(f"{invariance_error(plain, X, CyclicShift(8), random_state=0)['mean']:.1f}")
+    1.0
     """
     if not isinstance(group, Group):
         raise TypeError(f"group must be an orbitkernels.groups.Group; got {type(group).__name__}")

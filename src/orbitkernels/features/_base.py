@@ -362,6 +362,23 @@ def average_over_copies(transformer, group, elements, X, *, chunk_rows=64):
     features : ndarray of shape (n_samples, n_features_out)
         The mean of the r copies' features, in the transformer's output precision
         (float32 rows give float32 features with the library's maps).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.features import OrbitFourierFeatures, average_over_copies
+    >>> from orbitkernels.groups import CyclicShift
+    >>> X = np.random.default_rng(0).normal(size=(20, 8))
+    >>> plain = OrbitFourierFeatures(gamma=0.1, n_components=32, random_state=0).fit(X)  # no group
+    >>> group = CyclicShift(8)
+    >>> F = average_over_copies(plain, group, group.elements(), X)  # over the 8 shifts of each row
+    >>> F.shape
+    (20, 64)
+    >>> np.allclose(average_over_copies(plain, group, group.elements(), np.roll(X, 3, axis=1)), F)
+    True
+    >>> orbit = OrbitFourierFeatures(group, gamma=0.1, n_components=32, random_state=0).fit(X)
+    >>> np.allclose(orbit.transform(X), F)  # the same frequencies: the orbit features themselves
+    True
     """
     # X is checked as the estimators check it (a list was an AttributeError, 0 rows, a chunk_rows of 0 or no
     # elements a bare numpy error from the reshape or the concatenation)

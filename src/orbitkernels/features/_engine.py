@@ -455,6 +455,32 @@ class ProjectionPlan:
     ValueError
         Any other input out of its range or of the wrong shape (each error names its
         argument), or an ``action`` / ``fast_path`` the group or the similarity does not allow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.features import ProjectionPlan
+    >>> from orbitkernels.groups import CyclicShift
+    >>> group = CyclicShift(8)
+    >>> elements, weights = group.support()  # the 8 shifts, weight 1/8 each
+    >>> T = np.random.default_rng(0).normal(size=(3, 8))  # 3 templates t_j
+    >>> X = np.random.default_rng(1).normal(size=(4, 8))
+    >>> plan = ProjectionPlan(group, elements, weights, T)
+    >>> plan.path, plan.mode, plan.n_templates, plan.n_elements
+    ('fft', 'templates', 3, 8)
+    >>> S = plan.similarities(X)  # S[i, j, k] = <g_k x_i, t_j>
+    >>> S.shape
+    (4, 3, 8)
+    >>> np.allclose(S[1, 2, 5], np.roll(X[1], 5) @ T[2])
+    True
+
+    A pooling over the elements (here the maximum, as a callable) gives invariant features:
+
+    >>> M = plan.map(X, lambda S: S.max(axis=2), 3)
+    >>> M.shape
+    (4, 3)
+    >>> np.allclose(plan.map(np.roll(X, 3, axis=1), lambda S: S.max(axis=2), 3), M)
+    True
     """
 
     def __init__(self, group, elements, weights, templates, *, action="auto", similarity="dot",

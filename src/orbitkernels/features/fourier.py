@@ -140,6 +140,32 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
     The output has ``2 * n_components`` columns for ``output="cos_sin"``,
     ``n_components`` for "cos". The attributes ending in ``_`` are what every transform
     reads: ``set_params`` after ``fit`` changes nothing until the next ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.features import OrbitFourierFeatures
+    >>> from orbitkernels.groups import CyclicShift
+    >>> X = np.random.default_rng(0).normal(size=(20, 8))
+    >>> rff = OrbitFourierFeatures(CyclicShift(8), gamma=0.1, n_components=32, random_state=0)
+    >>> F = rff.fit_transform(X)
+    >>> F.shape  # the 32 cosines, then the 32 sines
+    (20, 64)
+    >>> np.allclose(rff.transform(np.roll(X, 3, axis=1)), F)  # a cyclic shift of the rows changes no feature
+    True
+
+    In a scikit-learn pipeline, on two classes of rows (two patterns, each at a random cyclic shift, plus noise):
+
+    >>> from sklearn.linear_model import RidgeClassifierCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.arange(30) % 2
+    >>> P = np.array([[2.0, 2, 0, 0, 0, 0, 0, 0], [2.0, 0, 0, 2, 0, 0, 0, 0]])
+    >>> X = np.array([np.roll(P[c], k) for c, k in zip(y, rng.integers(8, size=30))]) + 0.3 * rng.normal(size=(30, 8))
+    >>> clf = make_pipeline(OrbitFourierFeatures(CyclicShift(8), gamma=0.1, n_components=32, random_state=0),
+    ...                     RidgeClassifierCV())
+    >>> float(clf.fit(X[:20], y[:20]).score(X[20:], y[20:]))  # accuracy on 10 new rows
+    1.0
     """
 
     _parameter_constraints: dict = {

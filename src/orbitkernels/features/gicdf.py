@@ -57,6 +57,19 @@ def sample_cdf_templates(n_templates, n_features, rng, *, sampling="gaussian", e
         that accepts too few templates (epsilon tiny in high dimension).
     TypeError
         A count that is not an integer, an ``epsilon`` that is not a real number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.features import sample_cdf_templates
+    >>> T = sample_cdf_templates(5, 8, 0)  # Gaussian, kept where ||t||^2 < 1 + epsilon
+    >>> T.shape
+    (5, 8)
+    >>> bool(((T ** 2).sum(axis=1) < 1.5).all())
+    True
+    >>> S = sample_cdf_templates(5, 8, np.random.default_rng(0), sampling="sphere")
+    >>> np.allclose(np.linalg.norm(S, axis=1), 1.0)  # on the unit sphere
+    True
     """
     # a public helper: its arguments are checked as the estimator's are, by name (a seed passed as rng, a
     # negative count or epsilon <= 0 were an AttributeError or a "rejection sampling accepted too few" error)
@@ -204,6 +217,23 @@ class GroupCDFFeatures(OrbitFeaturesBase):
     The output is not clipped: a projection beyond the range counts in no
     threshold (above s) or in all of them (below -s), as in the definition.
     The output has ``n_templates * (2 * n_bins + 1)`` columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.features import GroupCDFFeatures
+    >>> from orbitkernels.groups import CyclicShift
+    >>> X = np.random.default_rng(0).normal(size=(20, 8))
+    >>> cdf = GroupCDFFeatures(CyclicShift(8), n_templates=10, n_bins=5, random_state=0)
+    >>> F = cdf.fit_transform(X)
+    >>> F.shape  # n_templates * (2 * n_bins + 1) columns
+    (20, 110)
+    >>> np.allclose(cdf.transform(np.roll(X, 3, axis=1)), F)  # a cyclic shift of the rows changes no feature
+    True
+    >>> np.allclose(cdf.transform(2.5 * X), F)  # rows are scaled to unit norm first (normalize=True)
+    True
+    >>> cdf.range_  # the thresholds cover [-s, s], s = 1 + epsilon
+    1.5
     """
 
     _define_on_templates = True

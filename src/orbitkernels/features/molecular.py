@@ -205,6 +205,24 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
     ``backend``, ``device`` and ``verbose`` are read at each transform: they say where and in
     how many chunks it runs). The output width, s (``centres="molecule"``) or s x
     ``len(species)`` (``"atoms"``), is ``len(get_feature_names_out())``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.features import MolecularOrbitFeatures
+    >>> from orbitkernels.groups import FiniteRotation3D, encode_molecules
+    >>> Z = np.array([[8, 1, 1], [6, 8, 0], [6, 1, 0]])  # charges; 0 pads the molecules of two atoms
+    >>> R = np.random.default_rng(0).normal(size=(3, 3, 3))  # positions (Å)
+    >>> X = encode_molecules(Z, R)
+    >>> cube = FiniteRotation3D("O")  # the 24 rotations of the cube
+    >>> mof = MolecularOrbitFeatures(cube, n_wavevectors=16, n_components=32, random_state=0)
+    >>> F = mof.fit_transform(X)
+    >>> F.shape
+    (3, 32)
+    >>> np.allclose(mof.transform(cube.act(X, cube.elements()[5:6])[0]), F)  # the molecules rotated by one of them
+    True
+    >>> np.allclose(mof.transform(encode_molecules(Z[:, ::-1], R[:, ::-1] + 3.0)), F)  # atoms reordered, moved
+    True
     """
 
     _parameter_constraints: dict = {
