@@ -131,7 +131,8 @@ class PitchShift(Group):
     bin k; inverse STFT. The map is linear in the waveform, keeps the duration,
     moves a tone's frequency by the factor to within one bin (sample_rate/n_fft) for shifts
     up to ±700 cents (at most 0.65 bin for tones of 150-1900 Hz; at +1200 cents up to 1.1 bins,
-    since the phase correction keeps the input's offset within its bin), and changes the norm by up to about 20% for ±400 cents, the energy by up to a third (0.5 s at 8 kHz,
+    since the phase correction keeps the input's offset within its bin), and changes the norm
+    by up to about 20% for ±400 cents, the energy by up to a third (0.5 s at 8 kHz,
     n_fft=512: the norm of a 440 Hz tone ×0.89 at -400 cents and ×1.03 at +400, of white noise
     ×0.81 and ×0.94; a downward shift leaves empty the output bins whose source
     would lie above the Nyquist frequency). It is only approximately unitary and
