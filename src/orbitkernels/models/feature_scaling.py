@@ -74,6 +74,16 @@ def check_scaling_params(K, l, u):
     ------
     ValueError
         For a negative or non-integer K, a negative l, ``l > u`` or ``1`` outside ``[l, u]``.
+
+    Examples
+    --------
+    >>> from orbitkernels.models import check_scaling_params
+    >>> check_scaling_params(2, 0.5, 2)
+    (2, 0.5, 2.0)
+    >>> check_scaling_params(1, 1.5, 2.0)  # every feature scaled by at least 1.5: no "leave it alone"
+    Traceback (most recent call last):
+        ...
+    ValueError: the scaling interval [l, u] must contain 1 (leaving a feature unchanged), Eq. 10; got l=1.5, u=2.0
     """
     K = check_int(K, "K", min_value=0)
     l = check_real(l, "l", low=0.0)
@@ -186,6 +196,23 @@ def fscale_worst_case(x, y, w, K, l=0.0, u=1.0, *, return_scaling=False):
     once neither gain is positive (the paper's listing always makes ``K``
     changes; where the two differ ours gives the smaller margin, the true LP
     optimum).
+
+    Examples
+    --------
+    FDROP (the defaults ``l=0, u=1``) deletes the features that contribute most to the margin ``y <w, x>``:
+
+    >>> import numpy as np
+    >>> from orbitkernels.models import fscale_worst_case
+    >>> x, w = np.array([1.0, 3.0, -1.0, 0.5]), np.array([1.0, 1.0, 1.0, -1.0])
+    >>> x_worst = fscale_worst_case(x, 1, w, K=2)
+    >>> x_worst.tolist(), float(w @ x), float(w @ x_worst)
+    ([0.0, 0.0, -1.0, 0.5], 2.5, -1.5)
+
+    FSCALE: halve a helpful feature or double a harmful one, whichever lowers the margin more:
+
+    >>> x_worst, alpha = fscale_worst_case(x, 1, w, K=2, l=0.5, u=2.0, return_scaling=True)
+    >>> alpha.tolist(), float(w @ x_worst)
+    ([1.0, 0.5, 2.0, 1.0], 0.0)
     """
     K, l, u = check_scaling_params(K, l, u)
     y = _check_label(y)
@@ -272,6 +299,22 @@ def worst_case_scaling(X, y, w, K, l=0.0, u=1.0):
     Returns
     -------
     X_worst : ndarray of shape (n, d), float64, or a CSR matrix for sparse X
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from orbitkernels.models import fscale_worst_case, worst_case_scaling
+    >>> X = np.array([[1.0, 3.0, -1.0, 0.5], [2.0, 0.0, 1.0, 1.0]])
+    >>> y, w = np.array([1, -1]), np.array([1.0, 1.0, 1.0, -1.0])
+    >>> X_worst = worst_case_scaling(X, y, w, K=1)  # one feature of each row deleted
+    >>> X_worst.tolist()
+    [[1.0, 0.0, -1.0, 0.5], [2.0, 0.0, 1.0, 0.0]]
+    >>> all(np.array_equal(X_worst[i], fscale_worst_case(X[i], y[i], w, K=1)) for i in range(2))
+    True
+    >>> S = worst_case_scaling(sp.csr_matrix(X), y, w, K=1)  # sparse in, sparse out
+    >>> sp.issparse(S), np.array_equal(S.toarray(), X_worst)
+    (True, True)
     """
     K, l, u = check_scaling_params(K, l, u)
     _refuse_text_and_complex(X, "X")
@@ -365,6 +408,23 @@ def worst_case_attack(clf_or_w, X, K, mode="drop", l=None, u=None, y=None):
         ``y`` outside its classes.
     TypeError
         For a ``clf_or_w`` that is neither a linear classifier with ``coef_`` nor a vector of numbers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.models import worst_case_attack
+    >>> w = np.array([1.0, 1.0, -1.0])
+    >>> X = np.array([[2.0, 1.0, 0.5], [-1.0, 0.5, 2.0]])
+    >>> (X @ w).tolist()  # without y the rows are pushed away from these signs
+    [2.5, -2.5]
+    >>> worst_case_attack(w, X, K=1).tolist()  # the most helpful feature of each row deleted
+    [[0.0, 1.0, 0.5], [-1.0, 0.5, 0.0]]
+    >>> (worst_case_attack(w, X, K=2) @ w).tolist()  # two deletions flip both decisions
+    [-0.5, 0.5]
+    >>> worst_case_attack(w, X, K=1, mode="scale", l=0.5, u=2.0).tolist()
+    [[1.0, 1.0, 0.5], [-1.0, 0.5, 1.0]]
+
+    :class:`InvariantLinearClassifier` shows the attack on a fitted classifier.
     """
     if mode not in ("drop", "scale"):
         raise ValueError(f"mode must be 'drop' or 'scale'; got {mode!r}")
@@ -454,6 +514,24 @@ class InvariantLinearClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstim
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features,)
         Column names of an X that has them (a pandas DataFrame).
+
+    Examples
+    --------
+    Nine weakly informative features and a tenth that alone separates the classes. The hinge loss leans on that
+    one, so deleting it (:func:`worst_case_attack`) costs accuracy; FDROP with ``K=1`` spreads the weight:
+
+    >>> import numpy as np
+    >>> from orbitkernels.models import InvariantLinearClassifier, worst_case_attack
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 20)
+    >>> X = 0.8 * (2 * y[:, None] - 1) + rng.normal(size=(40, 10))
+    >>> X[:, 0] = 3.0 * (2 * y - 1)
+    >>> hinge = InvariantLinearClassifier(lam=1e-2, random_state=0).fit(X, y)
+    >>> fdrop = InvariantLinearClassifier(loss="fdrop", K=1, lam=1e-2, random_state=0).fit(X, y)
+    >>> [int((clf.predict(X) == y).sum()) for clf in (hinge, fdrop)]  # correct out of 40
+    [40, 40]
+    >>> [int((clf.predict(worst_case_attack(clf, X, K=1, y=y)) == y).sum()) for clf in (hinge, fdrop)]
+    [33, 40]
     """
 
     _parameter_constraints: dict = {
