@@ -133,6 +133,17 @@ def unit_points(n, k, rng):
     -------
     U : ndarray of shape (n, k), float64
         The points, in [0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import unit_points
+    >>> U = unit_points(8, 1, rng=0)  # one point in each stratum [i/8, (i+1)/8)
+    >>> U.shape, np.floor(8 * U[:, 0]).astype(int).tolist()
+    ((8, 1), [0, 1, 2, 3, 4, 5, 6, 7])
+    >>> U = unit_points(16, 2, rng=0)  # a shifted rank-1 lattice: every coordinate is stratified too
+    >>> U.shape, [sorted(np.floor(16 * U[:, j]).astype(int).tolist()) == list(range(16)) for j in range(2)]
+    ((16, 2), [True, True])
     """
     n = check_int(n, "n", min_value=1, max_value=MAX_COUNT)
     k = check_int(k, "k", min_value=1)
@@ -150,6 +161,33 @@ class Group:
     An element is one row of ``n_params`` float parameters; the subclasses say what the
     parameters mean (an angle, a shift, a permutation array, a quaternion...). See
     :mod:`orbitkernels.groups.base` for the protocol.
+
+    Examples
+    --------
+    Every group, here the cyclic shifts of rows of 6 values, follows the same protocol:
+
+    >>> import numpy as np
+    >>> from orbitkernels.groups import CyclicShift, Group
+    >>> G = CyclicShift(6)
+    >>> isinstance(G, Group), G.order, G.is_unitary, G.is_symmetric
+    (True, 6, True, True)
+    >>> X = np.random.default_rng(0).standard_normal((20, 6))
+    >>> E = G.sample(4, random_state=0)  # 4 elements drawn from q, one per row
+    >>> E.shape, G.act(X, E).shape  # every element applied to every row
+    ((4, 1), (4, 20, 6))
+
+    A unitary action moves to the other side of an inner product, <g x, t> = <x, g^{-1} t>:
+
+    >>> t = np.random.default_rng(1).standard_normal(6)
+    >>> np.allclose(G.act(X, E) @ t, G.act_inverse(t[None], E)[:, 0] @ X.T)
+    True
+
+    and an average over the whole group is invariant: acting first on the rows changes nothing.
+
+    >>> def f(X):
+    ...     return np.cos(G.act(X, G.elements()) @ t).mean(axis=0)
+    >>> np.allclose(f(G.act_each(X, G.sample(20, random_state=1))), f(X))
+    True
     """
 
     #: number of parameters describing one element (columns of an element array)
@@ -490,6 +528,26 @@ def can_move_to_templates(group: Group) -> bool:
     Parameters
     ----------
     group : Group
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import CoulombPermutation, CyclicShift, ImageScaling, LogNormal, can_move_to_templates
+    >>> can_move_to_templates(CyclicShift(6))
+    True
+    >>> can_move_to_templates(CoulombPermutation(3, sampling="montavon"))  # the permutation depends on the data
+    False
+    >>> can_move_to_templates(ImageScaling((8, 8), LogNormal(0.3)))  # not unitary on the pixel grid
+    False
+
+    When it is True, the values <w, g x> over the whole group are those of <g w, x>:
+
+    >>> G = CyclicShift(6)
+    >>> x, w = np.random.default_rng(0).standard_normal((2, 6))
+    >>> on_data = G.act(x[None], G.elements())[:, 0] @ w
+    >>> on_templates = G.act(w[None], G.elements())[:, 0] @ x
+    >>> np.allclose(np.sort(on_data), np.sort(on_templates))
+    True
     """
     return bool(group.is_unitary and group.is_symmetric and not group.is_data_dependent)
 
@@ -516,6 +574,34 @@ class ProductGroup(Group):
         At least two groups acting on rows of the same length (or one list or tuple of
         them); a factor that is itself a product contributes its own factors. A
         data-dependent scheme (Montavon's) cannot be a factor.
+
+    Examples
+    --------
+    Raj et al.'s rotations and Gaussian translations of 8x8 images (``R * T`` builds the same group):
+
+    >>> import numpy as np
+    >>> from orbitkernels.groups import (BlockPermutation, CyclicShift, ImageRotation, ImageTranslation, Normal,
+    ...                                  ProductGroup)
+    >>> G = ProductGroup(ImageRotation((8, 8)), ImageTranslation((8, 8), Normal(1.0)))
+    >>> E = G.sample(5, random_state=0)  # columns: the angle, then the shift (rows, cols)
+    >>> E.shape, G.act(np.ones((20, 64)), E).shape  # 20 flattened images
+    ((5, 3), (5, 20, 64))
+    >>> G.is_unitary, G.is_symmetric  # an isotropic centred Gaussian shift keeps its law under rotations
+    (True, True)
+
+    The last factor acts first. Factors need not commute; a finite product whose products are then no group warns
+    (:class:`NotAGroupWarning`, silenced here), and averages over it are invariant to some factors only:
+
+    >>> import warnings
+    >>> S, B = CyclicShift(6), BlockPermutation(3, block_size=2)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     P = S * B
+    >>> x, e = np.arange(6.0)[None], np.array([[1, 1, 0, 2]])  # shift by 1 after the block permutation (1, 0, 2)
+    >>> np.array_equal(P.act_each(x, e), S.act_each(B.act_each(x, e[:, 1:]), e[:, :1]))
+    True
+    >>> P.invariant_factors()
+    [BlockPermutation(n_blocks=3, block_size=2)]
     """
 
     def __init__(self, *factors):
@@ -799,7 +885,22 @@ def _try_fuse(product):
 
 
 class TrivialGroup(Group):
-    """The group with only the identity: orbit features reduce to plain features."""
+    """The group with only the identity: orbit features reduce to plain features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import TrivialGroup, resolve_group
+    >>> G = TrivialGroup()
+    >>> G.order, G.elements().tolist(), G.is_unitary, G.is_symmetric
+    (1, [[0.0]], True, True)
+    >>> X = np.arange(6.0).reshape(2, 3)
+    >>> Y = G.act(X, G.elements())
+    >>> Y.shape, np.array_equal(Y[0], X)
+    ((1, 2, 3), True)
+    >>> resolve_group(None)  # what a feature map runs on when it is given no group
+    TrivialGroup()
+    """
 
     is_finite = True
     n_params = 1
@@ -832,6 +933,18 @@ def resolve_group(group):
     ----------
     group : Group or None
         Anything else raises ``TypeError``.
+
+    Examples
+    --------
+    >>> from orbitkernels.groups import CyclicShift, resolve_group
+    >>> resolve_group(None)
+    TrivialGroup()
+    >>> resolve_group(CyclicShift(6))
+    CyclicShift(shape=(6,))
+    >>> resolve_group("shifts")
+    Traceback (most recent call last):
+        ...
+    TypeError: group must be an orbitkernels.groups.Group (or None); got str
     """
     if group is None:
         return TrivialGroup()
@@ -874,6 +987,21 @@ def resolve_elements(group, n_group_samples, rng, *, sampling="qmc", default_inf
     elements : ndarray of shape (n_elements, group_used.n_params)
     weights : ndarray of shape (n_elements,), float64
         q's weight of each element, summing to 1.
+
+    Examples
+    --------
+    >>> from orbitkernels.groups import CyclicShift, ImageRotation, ImageTranslation, Normal, resolve_elements
+    >>> group, E, w = resolve_elements(CyclicShift(6), None, 0)  # a finite group: all of it, weighted by q
+    >>> E.ravel().tolist(), w.round(3).tolist()
+    ([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], [0.167, 0.167, 0.167, 0.167, 0.167, 0.167])
+    >>> group, E, w = resolve_elements(ImageTranslation((8, 8), Normal(1.0)), 10, 0)  # 10 stratified draws
+    >>> E.shape, w.round(3).tolist() == [0.1] * 10
+    ((10, 2), True)
+    >>> group, E, w = resolve_elements(ImageRotation((8, 8)), 16, 0)  # the full circle: a grid subgroup
+    >>> group
+    PolarRotation(image_shape=(8, 8), n_angles=16, n_radii=4)
+    >>> E.shape
+    (16, 1)
     """
     if sampling not in ("iid", "qmc"):
         raise ValueError(f"sampling must be 'iid' or 'qmc'; got {sampling!r}")

@@ -27,6 +27,32 @@ class CyclicShift(Group):
     weights : array of ``shape``, default=None
         A non-uniform q over the shifts: finite, non-negative, not all zero, normalised to
         sum 1; weight ``[k]`` is that of element ``k``. None: uniform (Haar).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import CyclicShift
+    >>> G = CyclicShift(6)
+    >>> G.order, G.inverse([1, 2]).ravel().tolist()
+    (6, [5.0, 4.0])
+    >>> G.act(np.arange(6.0)[None], [1, 2])[:, 0].tolist()  # (g_k x)[i] = x[i - k]
+    [[5.0, 0.0, 1.0, 2.0, 3.0, 4.0], [4.0, 5.0, 0.0, 1.0, 2.0, 3.0]]
+
+    A feature averaged over all the shifts is invariant to shifting the rows:
+
+    >>> X = np.random.default_rng(0).standard_normal((20, 6))
+    >>> t = np.random.default_rng(1).standard_normal(6)
+    >>> def f(X):
+    ...     return np.cos(G.act(X, G.elements()) @ t).mean(axis=0)
+    >>> np.allclose(f(np.roll(X, 2, axis=1)), f(X))
+    True
+
+    2-D: rows of 12 values seen as 3x4 arrays, rolled along both axes:
+
+    >>> image = np.arange(12.0).reshape(1, 12)
+    >>> moved = CyclicShift((3, 4)).act_each(image, [[1, 2]])
+    >>> np.array_equal(moved.reshape(3, 4), np.roll(image.reshape(3, 4), (1, 2), axis=(0, 1)))
+    True
     """
 
     is_finite = True

@@ -58,6 +58,26 @@ class BlockPermutation(Group):
         n, the number of blocks permuted (>= 1).
     block_size : int, default=1
         Features per block (>= 1); rows have ``n_blocks * block_size`` features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import BlockPermutation
+    >>> G = BlockPermutation(3, block_size=2)  # S_3 on 3 blocks of 2 features
+    >>> G.order, G.n_features, BlockPermutation(5, 8).order
+    (6, 6, 120)
+    >>> x = np.array([[10.0, 11.0, 20.0, 21.0, 30.0, 31.0]])
+    >>> G.act_each(x, [[2, 0, 1]]).tolist()  # block p[i] of the input becomes block i
+    [[30.0, 31.0, 10.0, 11.0, 20.0, 21.0]]
+
+    A feature averaged over S_3 is invariant to permuting the blocks of the rows:
+
+    >>> X = np.random.default_rng(0).standard_normal((20, 6))
+    >>> t = np.random.default_rng(1).standard_normal(6)
+    >>> def f(X):
+    ...     return np.cos(G.act(X, G.elements()) @ t).mean(axis=0)
+    >>> np.allclose(f(G.act_each(X, G.sample(20, random_state=0))), f(X))
+    True
     """
 
     is_finite = True
@@ -148,6 +168,27 @@ class CoulombPermutation(Group):
     noise : float, default=1.0
         Standard deviation of Montavon's noise (>= 0; 0 is the plain sort). Unused by
         "uniform".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.groups import CoulombPermutation
+    >>> A = np.random.default_rng(0).standard_normal((3, 3))
+    >>> C = (A @ A.T).reshape(1, 9)  # one symmetric 3x3 matrix, flattened
+    >>> G = CoulombPermutation(3)  # uniform on S_3: relabel the atoms
+    >>> p = [2, 0, 1]
+    >>> np.array_equal(G.act_each(C, [p]).reshape(3, 3), C.reshape(3, 3)[p][:, p])
+    True
+
+    Montavon's random Coulomb matrices attach the noise to the atoms' ranks by row norm, so relabelling the atoms
+    changes nothing:
+
+    >>> M = CoulombPermutation(3, sampling="montavon", noise=1.0)
+    >>> M.is_data_dependent, M.is_unitary
+    (True, False)
+    >>> E = M.sample(5, random_state=0)  # noise vectors
+    >>> M.act(C, E).shape, np.allclose(M.act(G.act_each(C, [p]), E), M.act(C, E))
+    ((5, 1, 9), True)
     """
 
     def __init__(self, n_atoms, sampling="uniform", noise=1.0):
