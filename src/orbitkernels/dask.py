@@ -171,6 +171,24 @@ def transform_dask(estimator, X, *, ship="auto"):
         or another number of features than the fit; ``ship`` is unknown.
     sklearn.exceptions.NotFittedError
         ``estimator`` is not fitted.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from orbitkernels.dask import transform_dask
+    >>> from orbitkernels.features import GroupCDFFeatures
+    >>> from orbitkernels.groups import CyclicShift
+    >>> X = np.random.default_rng(0).normal(size=(20, 8))
+    >>> gicdf = GroupCDFFeatures(CyclicShift(8), n_templates=4, n_bins=5, random_state=0).fit(X)
+    >>> F = transform_dask(gicdf, da.from_array(X, chunks=(5, 8)))  # lazy: nothing computed yet
+    >>> F.shape, F.chunks[0]
+    ((20, 44), (5, 5, 5, 5))
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     F_computed = F.compute()
+    >>> np.allclose(F_computed, gicdf.transform(X))  # the in-memory transform, whatever the chunks
+    True
     """
     _as_row_chunked(X)
     check_is_fitted(estimator, "plan_")
@@ -232,6 +250,18 @@ def fit_sample_indices(n, sample_size=FIT_SAMPLE_SIZE, random_state=None):
     -------
     ndarray of int
         Increasing row indices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.dask import fit_sample_indices
+    >>> fit_sample_indices(5, sample_size=10).tolist()  # no more rows than sample_size: every row
+    [0, 1, 2, 3, 4]
+    >>> idx = fit_sample_indices(1000, sample_size=5, random_state=0)
+    >>> len(idx), bool(np.all(np.diff(idx) > 0))
+    (5, True)
+    >>> np.array_equal(idx, fit_sample_indices(1000, sample_size=5, random_state=0))  # an int: the same rows
+    True
     """
     if sample_size is not None and (isinstance(sample_size, (bool, np.bool_))
                                     or not isinstance(sample_size, (int, np.integer)) or sample_size < 1):
@@ -267,6 +297,24 @@ def fit_sample(estimator, X, y=None, *, sample_size=FIT_SAMPLE_SIZE):
     X_sample : ndarray of shape (n_sample, n_features)
     y_sample : ndarray or None
         None when ``y`` is None.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from orbitkernels.dask import fit_sample
+    >>> from orbitkernels.features import GroupCDFFeatures
+    >>> from orbitkernels.groups import CyclicShift
+    >>> X = np.random.default_rng(0).normal(size=(20, 8))
+    >>> gicdf = GroupCDFFeatures(CyclicShift(8), n_templates=4, random_state=0)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     X_sample, y_sample = fit_sample(gicdf, da.from_array(X, chunks=(5, 8)), np.arange(20), sample_size=5)
+    >>> X_sample.shape, y_sample.shape
+    ((5, 8), (5,))
+    >>> rows = gicdf.fit_sample_indices_
+    >>> np.array_equal(X_sample, X[rows]), np.array_equal(y_sample, rows)  # the same rows of X and y
+    (True, True)
     """
     X = _as_row_chunked(X)
     if y is not None:  # indexing y by the sampled rows failed with a bare IndexError or dask's chunk error
@@ -306,6 +354,24 @@ def fit_dask(estimator, X, y=None, *, sample_size=FIT_SAMPLE_SIZE):
     -------
     estimator
         The fitted estimator, with ``fit_sample_indices_`` (the rows it was fitted on).
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from orbitkernels.dask import fit_dask
+    >>> from orbitkernels.features import GroupCDFFeatures
+    >>> from orbitkernels.groups import CyclicShift
+    >>> X = np.random.default_rng(0).normal(size=(20, 8))
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     gicdf = fit_dask(GroupCDFFeatures(CyclicShift(8), n_templates=4, random_state=0),
+    ...                      da.from_array(X, chunks=(5, 8)))
+    >>> len(gicdf.fit_sample_indices_)  # 20 rows <= sample_size: fitted on every row
+    20
+    >>> in_memory = GroupCDFFeatures(CyclicShift(8), n_templates=4, random_state=0).fit(X)
+    >>> np.array_equal(gicdf.transform(X), in_memory.transform(X))
+    True
     """
     sample, y_sample = fit_sample(estimator, X, y, sample_size=sample_size)
     idx = estimator.fit_sample_indices_
@@ -333,6 +399,23 @@ class DaskBlocks:
     parts : list of (delayed X block, delayed Y block or None, int row offset)
     n, n_features : int
         The shape of ``X``.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from orbitkernels.dask import DaskBlocks
+    >>> X = np.arange(12.0).reshape(6, 2)
+    >>> blocks = DaskBlocks(da.from_array(X, chunks=(2, 2)), np.ones(6))
+    >>> blocks.n, blocks.n_features, [offset for _, _, offset in blocks.parts]
+    (6, 2, [0, 2, 4])
+    >>> parts = blocks.map(lambda x, y, offset: x.T @ y)  # one delayed task per block
+    >>> total = blocks.reduce(parts, sum, split_every=2)  # a tree of delayed sums
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     (result,) = blocks.compute(total)
+    >>> result.tolist()
+    [30.0, 36.0]
     """
 
     lazy = True
@@ -402,6 +485,18 @@ def check_dask_array(A, name, *, kinds=_NUMERIC_KINDS, ndims=(2,)):
     ValueError
         Another number of dimensions, a dtype of another kind (complex, text...),
         unknown chunk sizes, no rows, or (2-D) no columns.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from orbitkernels.dask import check_dask_array
+    >>> A = da.ones((6, 3), chunks=(2, 3))
+    >>> check_dask_array(A, "X") is A
+    True
+    >>> check_dask_array(A.astype(complex), "X")  # answered from the metadata: nothing is computed
+    Traceback (most recent call last):
+        ...
+    ValueError: X has dtype complex128: complex data is not supported
     """
     meta = getattr(A, "_meta", None)
     if meta is not None and not isinstance(meta, np.ndarray):

@@ -47,6 +47,25 @@ def get_backend(name="numpy", device=None):
         A torch device this machine or this torch build cannot use (e.g. "cuda" without a GPU).
     ImportError
         ``name="torch"`` without torch installed (the message says how to install it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from orbitkernels.backends import get_backend
+    >>> bk = get_backend("numpy")
+    >>> bk.name
+    'numpy'
+    >>> bk.matmul(np.eye(2), np.array([1.0, 2.0])).tolist()
+    [1.0, 2.0]
+    >>> get_backend("torch", device="cuda").name  # doctest: +SKIP
+    'torch'
+
+    NumPy runs on the CPU only:
+
+    >>> get_backend("numpy", device="cuda")
+    Traceback (most recent call last):
+        ...
+    ValueError: the numpy backend runs on the CPU only; got device='cuda' (use backend='torch')
     """
     if not isinstance(name, str) or name not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}; got {name!r}")

@@ -58,12 +58,31 @@ _STATE = {"enabled": os.environ.get("ORBITKERNELS_NUMBA", "1").strip().lower() n
 
 
 def numba_available():
-    """Whether numba can be imported (the ``fast`` extra: ``pip install orbitkernels[fast]``)."""
+    """Whether numba can be imported (the ``fast`` extra: ``pip install orbitkernels[fast]``).
+
+    Examples
+    --------
+    >>> from orbitkernels.backends import numba_active, numba_available
+    >>> isinstance(numba_available(), bool)
+    True
+    >>> numba_available() or not numba_active()  # the fused kernels run only where numba is installed
+    True
+    """
     return _nb is not None
 
 
 def numba_active():
-    """Whether the engine's poolings run the fused numba kernels now (else the NumPy code)."""
+    """Whether the engine's poolings run the fused numba kernels now (else the NumPy code).
+
+    Examples
+    --------
+    >>> from orbitkernels.backends import numba_active, use_numba
+    >>> isinstance(numba_active(), bool)
+    True
+    >>> with use_numba(False):
+    ...     print(numba_active())
+    False
+    """
     return _nb is not None and _STATE["enabled"]
 
 
@@ -80,6 +99,20 @@ class use_numba:
     enabled : bool, default=True
         Run the fused kernels (True) or the NumPy passes (False); anything but a
         boolean raises ``TypeError`` (``use_numba("0")`` would read as True).
+
+    Examples
+    --------
+    >>> from orbitkernels.backends import numba_active, use_numba
+    >>> before = numba_active()
+    >>> with use_numba(False):  # the NumPy passes inside the block, e.g. to compare timings
+    ...     print(numba_active())
+    False
+    >>> numba_active() == before  # the previous setting is back
+    True
+    >>> use_numba("0")
+    Traceback (most recent call last):
+        ...
+    TypeError: enabled must be True or False; got '0'
     """
 
     def __init__(self, enabled=True):

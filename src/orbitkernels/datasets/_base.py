@@ -172,6 +172,23 @@ def get_data_home(data_home=None) -> Path:
         ``data_home`` is neither a string nor a path.
     ConfigurationError
         ``data_home`` is an empty (or blank) string.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from orbitkernels.datasets import get_data_home
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     home = get_data_home(folder)
+    ...     print(home.is_absolute(), home == Path(folder).absolute())
+    True True
+
+    A folder named by the argument (or the environment variable) must exist:
+
+    >>> get_data_home("/no/such/folder")
+    Traceback (most recent call last):
+        ...
+    FileNotFoundError: data folder '...folder' (from the data_home argument) does not exist; ...
     """
     return _data_home_and_origin(data_home)[0]
 
@@ -259,6 +276,21 @@ def file_hash(path, algorithm="sha256") -> str:
     -------
     str
         The lowercase hexadecimal digest.
+
+    Examples
+    --------
+    >>> import hashlib
+    >>> import os
+    >>> import tempfile
+    >>> from orbitkernels.datasets import file_hash
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "data.bin")
+    ...     with open(path, "wb") as f:
+    ...         _ = f.write(b"abc")
+    ...     print(file_hash(path))
+    ...     print(file_hash(path, "md5") == hashlib.md5(b"abc").hexdigest())
+    ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
+    True
     """
     path = Path(path).resolve()
     st = path.stat()

@@ -81,6 +81,24 @@ def read_idx(source) -> np.ndarray:
     ------
     DatasetFormatError
         A bad header, a corrupt gzip stream, or data shorter or longer than the header announces.
+
+    Examples
+    --------
+    A 2x3 uint8 array (type code 0x08, two dimensions), as bytes and gzip-compressed:
+
+    >>> import gzip
+    >>> import struct
+    >>> from orbitkernels.datasets import read_idx
+    >>> data = bytes([0, 0, 0x08, 2]) + struct.pack(">II", 2, 3) + bytes(range(6))
+    >>> a = read_idx(data)
+    >>> a.dtype.name, a.shape, a.tolist()
+    ('uint8', (2, 3), [[0, 1, 2], [3, 4, 5]])
+    >>> read_idx(gzip.compress(data)).tolist() == a.tolist()
+    True
+    >>> read_idx(data[:-1])
+    Traceback (most recent call last):
+        ...
+    orbitkernels.datasets._base.DatasetFormatError: IDX data: IDX header announces shape (2, 3) ... holds 5 data bytes
     """
     data = _read_all(source)
     name = _label(source)
@@ -125,6 +143,16 @@ def read_amat(source, *, dtype=np.float32) -> np.ndarray:
     ------
     DatasetFormatError
         Rows have different lengths, or hold something that is not a number or not ASCII.
+
+    Examples
+    --------
+    >>> import io
+    >>> from orbitkernels.datasets import read_amat
+    >>> table = read_amat(io.StringIO("0 0.5 1 7\\n0.25 0 1 3\\n"))
+    >>> table.dtype.name, table.shape
+    ('float32', (2, 4))
+    >>> table[:, -1].tolist()
+    [7.0, 3.0]
     """
     if hasattr(source, "read"):
         stream = source
@@ -192,7 +220,13 @@ def _numpy_reconstruct():
 
 
 class RestrictedUnpickler(pickle.Unpickler):
-    """An unpickler that can rebuild dicts, lists, bytes, numbers and numpy arrays, and nothing else.
+    """An unpickler that rebuilds dicts, lists, bytes, numbers and numpy arrays as CIFAR-10's batch files hold them,
+    and nothing else.
+
+    What it reads: Python 2's pickles of CIFAR-10 (``encoding="bytes"``) and pickles of protocols 3 and 4. It refuses
+    what needs another global: numpy arrays pickled with protocol 5 (``numpy._core.numeric._frombuffer``) and bytes
+    pickled by Python 3 with protocols 0-2 (``_codecs.encode``); neither occurs in CIFAR-10's files, and each global
+    allowed widens what a file may call.
 
     A pickled ``numpy.ndarray`` refers to three globals:
     ``numpy.core.multiarray._reconstruct`` (``numpy._core.multiarray`` when
@@ -207,6 +241,26 @@ class RestrictedUnpickler(pickle.Unpickler):
     file, fix_imports, encoding, errors, buffers
         As for :class:`pickle.Unpickler` (``encoding="bytes"`` reads the
         Python 2 pickles of CIFAR-10).
+
+    Examples
+    --------
+    >>> import io
+    >>> import os
+    >>> import pickle
+    >>> import numpy as np
+    >>> from orbitkernels.datasets import RestrictedUnpickler
+    >>> batch = {"data": np.arange(6, dtype=np.uint8).reshape(2, 3), "labels": [1, 2]}
+    >>> loaded = RestrictedUnpickler(io.BytesIO(pickle.dumps(batch, protocol=4))).load()
+    >>> loaded["data"].tolist(), loaded["labels"]
+    ([[0, 1, 2], [3, 4, 5]], [1, 2])
+
+    A pickle that would call anything else is refused before the call:
+
+    >>> try:
+    ...     RestrictedUnpickler(io.BytesIO(pickle.dumps(os.system))).load()
+    ... except pickle.UnpicklingError as exc:
+    ...     print(exc)
+    refusing to load the global ...system: only numpy arrays (...) are allowed in these pickles
     """
 
     _ALLOWED = {

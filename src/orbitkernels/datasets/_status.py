@@ -73,6 +73,21 @@ def dataset_status(data_home=None, verify=False) -> list:
         "canonical" for the original files, None), ``files`` (names found),
         ``missing`` (names to add), ``verified`` (True / False / None = not
         checked), ``urls`` (download addresses), ``reference``, ``note``.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> from orbitkernels.datasets import dataset_status
+    >>> with tempfile.TemporaryDirectory() as home:
+    ...     for entry in dataset_status(home)[:2]:
+    ...         print(entry["name"], entry["status"], entry["missing"])
+    ...     with open(os.path.join(home, "mnist.npz"), "wb") as f:
+    ...         _ = f.write(b"not MNIST")
+    ...     print(dataset_status(home)[0]["status"], dataset_status(home, verify=True)[0]["status"])
+    mnist missing ['mnist.npz']
+    rotated_mnist missing ['mnist_rotation_new.zip']
+    found checksum mismatch
     """
     home = get_data_home(data_home)
     out = [_entry_status(info, home, verify) for info in REGISTRY.values()]

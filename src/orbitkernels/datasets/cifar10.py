@@ -91,6 +91,23 @@ def load_cifar10(data_home=None, download=True) -> Bunch:
         The archive's MD5 does not match (or no checksum is registered for it); nothing in it was read.
     DatasetFormatError
         A batch is missing, is not a valid pickle of the expected arrays, or refers to a forbidden global.
+
+    Examples
+    --------
+    >>> from orbitkernels.datasets import load_cifar10
+    >>> cifar = load_cifar10()  # doctest: +SKIP
+    >>> cifar.x_train.shape, cifar.target_names[:3]  # doctest: +SKIP
+    ((50000, 32, 32, 3), ('airplane', 'automobile', 'bird'))
+
+    Without the archive (here an empty folder) and with ``download=False``, the error says what to put where:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as home:
+    ...     load_cifar10(data_home=home, download=False)
+    Traceback (most recent call last):
+        ...
+    orbitkernels.datasets._base.DatasetNotFoundError: CIFAR-10 (python version) ('cifar10'): no usable files in
+    the data folder ... cifar-10-python.tar.gz ... download=False, so nothing was fetched. ...
     """
     found = resolve("cifar10", data_home, download=download, forms=("canonical",))
     path = found[_ARCHIVE]

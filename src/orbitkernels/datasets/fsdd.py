@@ -126,6 +126,26 @@ def load_fsdd(data_home=None, download=True) -> Bunch:
             A file's checksum does not match; it was not read.
         DatasetFormatError
             A file has the right checksum (or none) but unexpected content.
+
+    Examples
+    --------
+    >>> from orbitkernels.datasets import fsdd_split, load_fsdd
+    >>> fsdd = load_fsdd()  # doctest: +SKIP
+    >>> fsdd.waveforms.shape, fsdd.sample_rate  # doctest: +SKIP
+    ((3000, 18262), 8000)
+    >>> train, test = fsdd_split(fsdd, scheme="official")  # doctest: +SKIP
+    >>> len(train), len(test)  # doctest: +SKIP
+    (2700, 300)
+
+    Without the files (here an empty folder) and with ``download=False``, the error says what to put where:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as home:
+    ...     load_fsdd(data_home=home, download=False)
+    Traceback (most recent call last):
+        ...
+    orbitkernels.datasets._base.DatasetNotFoundError: Free Spoken Digit Dataset (FSDD) v1.0.10 ('fsdd'): no usable
+    files in the data folder ... fsdd.npz ... download=False, so nothing was fetched. ...
     """
     found = resolve("fsdd", data_home, download=download)
     if found.form == "converted":
@@ -167,6 +187,20 @@ def fsdd_split(bunch, scheme="speaker", test_speakers=("theo", "yweweler")):
         An unknown scheme or speaker, or test speakers that leave one set empty.
     TypeError
         ``bunch`` is not a mapping with "index" and "speaker".
+
+    Examples
+    --------
+    Any mapping with "index" and "speaker" will do; here four recordings of two speakers:
+
+    >>> import numpy as np
+    >>> from orbitkernels.datasets import fsdd_split
+    >>> bunch = {"index": np.array([0, 7, 3, 42]), "speaker": np.array(["theo", "jackson", "jackson", "theo"])}
+    >>> train, test = fsdd_split(bunch, scheme="official")  # index 0-4 is the test set
+    >>> train.tolist(), test.tolist()
+    ([1, 3], [0, 2])
+    >>> train, test = fsdd_split(bunch, scheme="speaker", test_speakers="theo")  # unseen speaker
+    >>> train.tolist(), test.tolist()
+    ([1, 2], [0, 3])
     """
     from collections.abc import Mapping
 

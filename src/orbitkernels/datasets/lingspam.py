@@ -150,6 +150,23 @@ def load_lingspam(data_home=None, version="bare", download=True) -> Bunch:
     DatasetFormatError
         A file has the right checksum (or none) but unexpected content (e.g. stored
         counts that are not integers, negative, or beyond int32).
+
+    Examples
+    --------
+    >>> from orbitkernels.datasets import load_lingspam
+    >>> spam = load_lingspam()  # doctest: +SKIP
+    >>> len(spam.texts), int(spam.label.sum()), spam.counts.shape  # doctest: +SKIP
+    (2893, 481, (2893, 65724))
+
+    Without the files (here an empty folder) and with ``download=False``, the error says what to put where:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as home:
+    ...     load_lingspam(data_home=home, download=False)
+    Traceback (most recent call last):
+        ...
+    orbitkernels.datasets._base.DatasetNotFoundError: Ling-Spam corpus ('lingspam'): no usable files in the data
+    folder ... lingspam.npz ... download=False, so nothing was fetched. ...
     """
     if version not in LINGSPAM_VERSIONS:
         raise ValueError(f"version must be one of {LINGSPAM_VERSIONS}; got {version!r}")

@@ -83,6 +83,23 @@ def load_mnist(data_home=None, download=True) -> Bunch:
             A file's checksum does not match; it was not read.
         DatasetFormatError
             A file has the right checksum (or none) but unexpected content.
+
+    Examples
+    --------
+    >>> from orbitkernels.datasets import load_mnist
+    >>> mnist = load_mnist()  # doctest: +SKIP
+    >>> mnist.x_train.shape, mnist.y_test.shape  # doctest: +SKIP
+    ((60000, 28, 28), (10000,))
+
+    Without the files (here an empty folder) and with ``download=False``, the error says what to put where:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as home:
+    ...     load_mnist(data_home=home, download=False)
+    Traceback (most recent call last):
+        ...
+    orbitkernels.datasets._base.DatasetNotFoundError: MNIST handwritten digits ('mnist'): no usable files in the
+    data folder ... mnist.npz ... download=False, so nothing was fetched. ...
     """
     found = resolve("mnist", data_home, download=download)
     if found.form == "converted":

@@ -84,6 +84,22 @@ def coulomb_matrices(Z, R, unit="angstrom", *, chunk_size=1024) -> np.ndarray:
         charges that are negative, not whole or not finite; positions that are not finite.
     TypeError
         ``R`` does not hold real numbers.
+
+    Examples
+    --------
+    A water molecule (O, H, H; positions in angstrom): the matrix does not change when the molecule is
+    rotated or moved.
+
+    >>> import numpy as np
+    >>> from orbitkernels.datasets import coulomb_matrices
+    >>> Z = np.array([8, 1, 1])
+    >>> R = np.array([[0.0, 0.0, 0.117], [0.0, 0.757, -0.469], [0.0, -0.757, -0.469]])
+    >>> C = coulomb_matrices(Z, R)
+    >>> C.shape, round(float(C[0, 0]), 3), round(float(C[1, 1]), 3)  # 0.5 * Z ** 2.4 on the diagonal
+    ((3, 3), 73.517, 0.5)
+    >>> turn = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # 90 degrees about z
+    >>> np.allclose(coulomb_matrices(Z, R @ turn.T + 2.0), C)
+    True
     """
     if unit not in ("angstrom", "bohr"):
         raise ValueError(f"unit must be 'angstrom' or 'bohr'; got {unit!r}")
@@ -272,6 +288,24 @@ def load_qm7(data_home=None, download=True, n_folds=5, random_state=0) -> Bunch:
         A file's checksum does not match; it was not read.
     DatasetFormatError
         A file has the right checksum (or none) but unexpected content.
+
+    Examples
+    --------
+    >>> from orbitkernels.datasets import load_qm7, qm7_fold_indices
+    >>> qm7 = load_qm7()  # doctest: +SKIP
+    >>> qm7.X.shape, len(qm7.folds)  # doctest: +SKIP
+    ((7165, 23, 23), 5)
+    >>> train, test = qm7_fold_indices(qm7, 0)  # doctest: +SKIP
+
+    Without the files (here an empty folder) and with ``download=False``, the error says what to put where:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as home:
+    ...     load_qm7(data_home=home, download=False)
+    Traceback (most recent call last):
+        ...
+    orbitkernels.datasets._base.DatasetNotFoundError: QM7 molecular atomization energies ('qm7'): no usable files
+    in the data folder ... qm7.npz ... qm7.mat ... download=False, so nothing was fetched. ...
     """
     n_folds = check_int(n_folds, "n_folds", min_value=2)
     random_state = check_int(random_state, "random_state", min_value=0, max_value=2**32 - 1)  # before the file
@@ -319,6 +353,17 @@ def qm7_fold_indices(bunch, k):
         The other folds' indices, sorted.
     test_idx : ndarray of int64
         Fold ``k``'s indices, in the fold's order.
+
+    Examples
+    --------
+    Any mapping with "folds" will do; here three folds of five molecules:
+
+    >>> import numpy as np
+    >>> from orbitkernels.datasets import qm7_fold_indices
+    >>> bunch = {"folds": [np.array([4, 0]), np.array([1, 3]), np.array([2])]}
+    >>> train, test = qm7_fold_indices(bunch, 0)
+    >>> train.tolist(), test.tolist()
+    ([1, 2, 3], [4, 0])
     """
     try:
         folds = bunch["folds"]

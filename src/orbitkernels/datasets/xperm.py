@@ -48,6 +48,19 @@ def make_xperm(n_letters=8, length=5, targets=(0, 1)) -> Bunch:
             The target letters.
         description : str
             Text describing the task.
+
+    Examples
+    --------
+    >>> from orbitkernels.datasets import make_xperm
+    >>> data = make_xperm()
+    >>> data.X.shape, int((data.y == 1).sum())
+    ((32768, 40), 6930)
+
+    Sequences of length 2 over 3 letters, positive when they hold both 0 and 1, in either order:
+
+    >>> small = make_xperm(n_letters=3, length=2, targets=(0, 1))
+    >>> small.sequences[small.y == 1].tolist()
+    [[0, 1], [1, 0]]
     """
     n_letters = check_int(n_letters, "n_letters", min_value=2)
     length = check_int(length, "length", min_value=1)
@@ -103,6 +116,14 @@ def bag_of_words(sequences, n_letters) -> np.ndarray:
         ``sequences`` is not 2-D (ragged rows included) or holds letters outside [0, n_letters).
     TypeError
         ``sequences`` does not hold integers.
+
+    Examples
+    --------
+    A sequence and its permutations have the same counts:
+
+    >>> from orbitkernels.datasets import bag_of_words
+    >>> bag_of_words([[0, 2, 2, 1], [2, 1, 2, 0], [1, 1, 1, 1]], n_letters=3).tolist()
+    [[1, 1, 2], [1, 1, 2], [0, 4, 0]]
     """
     n_letters = check_int(n_letters, "n_letters", min_value=1)
     try:

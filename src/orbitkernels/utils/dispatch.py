@@ -34,6 +34,16 @@ def is_dask_array(X):
     Returns
     -------
     bool
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from orbitkernels.utils.dispatch import is_dask_array
+    >>> is_dask_array(da.zeros((4, 3), chunks=2))
+    True
+    >>> is_dask_array(np.zeros((4, 3)))
+    False
     """
     if not hasattr(X, "dask"):  # duck-typed first: the common numpy case costs one attribute look-up
         return False
