@@ -79,7 +79,8 @@ class OrbitNystroem(OrbitFeaturesBase):
     max_memory_mb : float > 0, default=256.0
         Working memory of :meth:`transform` (beyond the input and the output; the s·r moved templates
         that the templates' side builds at the first transform and keeps, in one precision, are the
-        fitted model's, outside it); a ValueError when one row does not fit.
+        fitted model's, outside it, as is the sparse interpolation matrix an image group acting on the
+        data side keeps in a shared cache: README, "Memory"); a ValueError when one row does not fit.
     fast_path : {"auto", "gemm", "fft", "polar", "none"}, default="auto"
         The engine's strategy (:class:`~orbitkernels.features.ProjectionPlan`,
         ``docs/performance.md``): for kernels "linear" and "rbf", "auto" takes the FFT

@@ -154,24 +154,21 @@ def _warp_matrix(shape, A, b, normalize, dtype):
 
     Building it costs ~200 bytes per element and pixel in temporaries and most of a warp's time; a transform in
     chunks (the data side of a scaling, HaarKernel's blocks) rebuilt it for every chunk with the same elements:
-    19.7 s at an 8 MB budget against 1.7 s at 64 MB on 128 x 128 images (an audit, stop 64)."""
+    19.7 s at an 8 MB budget against 1.7 s at 64 MB on 128 x 128 images (an audit, stop 64). It is built a block
+    of elements at a time (:data:`_WARP_BUILD_BYTES` of temporaries) into arrays of the matrix's own size: built at
+    once, 64 scalings of 128 x 128 images took 210 MB of temporaries beside a matrix of 38 MB."""
     key = (tuple(shape), bool(normalize), np.dtype(dtype).str, A.shape, A.tobytes(), b.tobytes())
     with _WARP_LOCK:  # dask's threads warp blocks side by side
         M = _WARP_CACHE.pop(key, None)
         if M is not None:
             _WARP_CACHE[key] = M  # the most recently used last
             return M
-        hw = shape[:2]
-        d_pix = hw[0] * hw[1]
-        r = len(A)
-        idx, w = bilinear_weights(_source_coords(A, b, hw), hw)  # (r, d_pix, 4)
-        if normalize:
-            w = w * np.abs(np.linalg.det(A))[:, None, None] ** -0.5
-        rows = np.repeat(np.arange(r * d_pix), 4)
-        M = sp.csr_matrix((w.ravel().astype(dtype), (rows, idx.ravel())), shape=(r * d_pix, d_pix))
-        M.eliminate_zeros()
+        M = _build_warp_matrix(shape[:2], A, b, normalize, dtype)
     size = M.data.nbytes + M.indices.nbytes + M.indptr.nbytes
-    if size <= _WARP_CACHE_BYTES // 4:  # a larger one is rebuilt each time rather than held
+    # a matrix up to the whole cache is kept (evicting the older ones): it is alive through every chunk's warp
+    # anyway, and one over a quarter of the cache (28 MB for 64 scalings of 128 x 128 images) rebuilt for every
+    # chunk made a 16 MB budget's transform 5x slower than a 64 MB one's
+    if size <= _WARP_CACHE_BYTES:
         with _WARP_LOCK:
             _WARP_CACHE[key] = M
             while sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in _WARP_CACHE.values()) \
@@ -180,10 +177,47 @@ def _warp_matrix(shape, A, b, normalize, dtype):
     return M
 
 
+def _build_warp_matrix(hw, A, b, normalize, dtype):
+    """:func:`_warp_matrix`'s matrix, a block of elements at a time. Each block goes through scipy's COO to CSR
+    conversion as the whole did (duplicate neighbours summed, each row's columns sorted, zeros dropped), so the
+    matrix and every product with it are the same to the bit."""
+    d_pix = hw[0] * hw[1]
+    r = len(A)
+    # int32 indices where they fit, as scipy would pick for the matrix built at once
+    index_dtype = np.int32 if 4 * r * d_pix < np.iinfo(np.int32).max else np.int64
+    data = np.empty(4 * r * d_pix, dtype=dtype)
+    indices = np.empty(4 * r * d_pix, dtype=index_dtype)
+    indptr = np.zeros(r * d_pix + 1, dtype=index_dtype)
+    step = max(1, int(_WARP_BUILD_BYTES // (_WARP_BUILD_BYTES_PER_ENTRY * d_pix)))
+    nnz = 0
+    for a in range(0, r, step):
+        Ab, bb = A[a : a + step], b[a : a + step]
+        k = len(Ab)
+        idx, w = bilinear_weights(_source_coords(Ab, bb, hw), hw)  # (k, d_pix, 4)
+        if normalize:
+            w = w * np.abs(np.linalg.det(Ab))[:, None, None] ** -0.5
+        rows = np.repeat(np.arange(k * d_pix), 4)
+        B = sp.csr_matrix((w.ravel().astype(dtype), (rows, idx.ravel())), shape=(k * d_pix, d_pix))
+        del idx, w, rows
+        B.eliminate_zeros()
+        data[nnz : nnz + B.nnz] = B.data
+        indices[nnz : nnz + B.nnz] = B.indices
+        indptr[a * d_pix + 1 : (a + k) * d_pix + 1] = B.indptr[1:] + nnz
+        nnz += B.nnz
+    # neighbours outside the frame, grid-aligned maps (one neighbour of four): trimmed in place (a copy would hold
+    # the matrix twice); the arrays are this function's own, nothing else refers to them
+    data.resize(nnz, refcheck=False)
+    indices.resize(nnz, refcheck=False)
+    return sp.csr_matrix((data, indices, indptr), shape=(r * d_pix, d_pix), copy=False)
+
+
 #: the warp matrices of the last element sets (a transform's data side, a kernel's two sides), at most 64 MB
 _WARP_CACHE: dict = {}
 _WARP_CACHE_BYTES = 64 * 2**20
 _WARP_LOCK = threading.Lock()
+#: temporaries of one block of a warp matrix's construction, and what each element and pixel takes of them
+_WARP_BUILD_BYTES = 8 * 2**20
+_WARP_BUILD_BYTES_PER_ENTRY = 256
 
 
 def _warp(X, shape, A, b, normalize):

@@ -99,7 +99,8 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
     max_memory_mb : float > 0, default=256.0
         Budget for the transformed copies of one block of X and one block of Y
         and their kernel block: both X and Y are processed in blocks, so the peak
-        is this budget plus the output Gram matrix.
+        is this budget plus the output Gram matrix (and, for an image group, the sparse
+        interpolation matrix of each side's warps, kept in a shared cache: README, "Memory").
     verbose : int, default=0
         Non-zero: a progress bar over the rows of X of each Gram matrix (stderr; silenced by
         ``ORBITKERNELS_QUIET=1`` or the command line's ``--quiet``, as every bar of the library).
