@@ -30,6 +30,7 @@ PUBLIC_NAMESPACES = (
     "orbitkernels.features",
     "orbitkernels.kernels",
     "orbitkernels.models",
+    "orbitkernels.models.distributed_ridge",  # holdout_mask, public through orbitkernels.distributed
     "orbitkernels.datasets",
     "orbitkernels.backends",
     "orbitkernels.dask",

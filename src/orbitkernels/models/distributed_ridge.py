@@ -17,7 +17,7 @@ array needs (lazy blocks, metadata checks, blockwise prediction) is asked of
 from __future__ import annotations
 
 import warnings
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -69,7 +69,47 @@ def _blocks(X, Y):
 
 def holdout_mask(offset, n_rows, fraction, seed):
     """Validation rows among rows ``offset`` to ``offset+n_rows-1``: a hash of the *global* row index
-    (SplitMix64), so the split is the same whatever the chunking and needs no communication."""
+    (SplitMix64), so the split is the same whatever the chunking and needs no communication.
+
+    Parameters
+    ----------
+    offset : int >= 0
+        Global index of the first row (a chunk's position in the whole array).
+    n_rows : int >= 0
+        Rows in the chunk.
+    fraction : float in [0, 1]
+        Probability of a row being a validation row (each row independently, by its hash).
+    seed : int >= 0
+        Seed of the hash (the estimators' ``random_state``).
+
+    Returns
+    -------
+    mask : ndarray of shape (n_rows,), bool
+        True for the validation rows.
+
+    Raises
+    ------
+    ValueError
+        For an ``offset``, ``n_rows`` or ``seed`` that is not an integer >= 0 (``seed`` below 2**64), or a
+        ``fraction`` outside [0, 1] (NaN included).
+
+    Examples
+    --------
+    The split of 1000 rows is the same whether they come in one chunk or in three:
+
+    >>> import numpy as np
+    >>> from orbitkernels.models.distributed_ridge import holdout_mask
+    >>> whole = holdout_mask(0, 1000, 0.2, seed=0)
+    >>> parts = [holdout_mask(0, 300, 0.2, 0), holdout_mask(300, 500, 0.2, 0), holdout_mask(800, 200, 0.2, 0)]
+    >>> bool(np.array_equal(np.concatenate(parts), whole)), 150 < int(whole.sum()) < 250
+    (True, True)
+    """
+    for name, value in (("offset", offset), ("n_rows", n_rows), ("seed", seed)):
+        # -5 rows gave an empty mask and 0.5 an offset in silence
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or not 0 <= value < 2**64:
+            raise ValueError(f"holdout_mask: {name} must be an integer in [0, 2**64); got {value!r}")
+    if isinstance(fraction, (bool, np.bool_)) or not isinstance(fraction, Real) or not 0 <= fraction <= 1:
+        raise ValueError(f"holdout_mask: fraction must be a number in [0, 1]; got {fraction!r}")
     with np.errstate(over="ignore"):
         z = np.arange(offset, offset + n_rows, dtype=np.uint64) + np.uint64(seed) * np.uint64(0xD1B54A32D192ED03)
         z = z + np.uint64(0x9E3779B97F4A7C15)
