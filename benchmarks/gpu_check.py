@@ -44,7 +44,7 @@ from orbitkernels.utils.io import atomic_write_json
 
 CASES = {
     "gemm": (BlockPermutation(4, 5), {}),
-    "data": (ImageScaling((5, 4), scale=Uniform(0.8, 1.2)), dict(n_group_samples=5)),
+    "data": (ImageScaling((5, 4), scale=Uniform(0.8, 1.2)), dict(n_group_samples=5, action="data")),
     "fft": (CyclicShift((4, 5)), {}),
     "polar": (PolarRotation((8, 8), n_angles=16), {}),
 }

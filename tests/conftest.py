@@ -88,7 +88,8 @@ def engine_cases():
 
     cases = [
         ("gemm", BlockPermutation(4, 5), {}),
-        ("data", ImageScaling((5, 4), scale=Uniform(0.8, 1.2)), dict(n_group_samples=5)),
+        # a scaling: orbit Fourier features would move it to the frequencies by its transpose ("auto")
+        ("data", ImageScaling((5, 4), scale=Uniform(0.8, 1.2)), dict(n_group_samples=5, action="data")),
         ("fft", CyclicShift((4, 5)), {}),
         ("polar", PolarRotation((8, 8), n_angles=16), {}),
     ]

@@ -630,12 +630,14 @@ def test_architecture_path_table_is_what_the_plan_chooses():
     all shifts, PolarFFTPath for a polar group; the lazy per-precision preparation is not pickled."""
     from orbitkernels.features import GroupCDFFeatures, OrbitFourierFeatures, OrbitNystroem
     from orbitkernels.features import _engine
-    from orbitkernels.groups import CoulombPermutation, CyclicShift, ImageRotation, PolarRotation, Uniform, VonMises
+    from orbitkernels.groups import (CoulombPermutation, CyclicShift, ImageRotation, ImageScaling, PolarRotation,
+                                     Uniform, VonMises)
 
     text = (ROOT / ARCHITECTURE).read_text(encoding="utf-8")
     rows = {m[1]: m[2] for m in re.finditer(r"^\| `(\w+Path)` \| ([^|]+) \|", text, re.M)}
-    assert rows["GemmPath"].startswith("unitary action, symmetric q (or GICDF, defined on `g t`): templates "
-                                       "transformed once (`act_inverse` for LGIKA), one GEMM")
+    assert rows["GemmPath"].startswith("unitary action, symmetric q (or GICDF, defined on `g t`), or a linear "
+                                       "non-unitary action under dot products (`act_adjoint`): templates transformed "
+                                       "once (`act_inverse` or `act_adjoint` for LGIKA), one GEMM")
     assert rows["DataPath"].startswith("otherwise") and rows["CyclicFFTPath"].startswith("`cyclic_shape` with all")
     assert rows["PolarFFTPath"].startswith("`is_polar`: polar resampling, whitening per angular frequency")
     assert {name: getattr(_engine, name).name for name in rows} == {
@@ -650,6 +652,10 @@ def test_architecture_path_table_is_what_the_plan_chooses():
     lgika = rff(symmetric, n_group_samples=8)
     assert lgika.plan_.path == "gemm" and lgika.plan_._template_inverse
     assert rff(skewed, n_group_samples=8).plan_.path == "data"
+    scaling = ImageScaling((8, 8), scale=Uniform(0.8, 1.2))  # linear, not unitary on the grid
+    moved = rff(scaling, n_group_samples=8)
+    assert moved.plan_.path == "gemm" and moved.plan_._template_adjoint and not moved.plan_._template_inverse
+    assert OrbitNystroem(scaling, n_components=4, n_group_samples=4, random_state=0).fit(X).plan_.path == "data"
     gicdf = GroupCDFFeatures(skewed, n_templates=3, n_bins=4, n_group_samples=8, random_state=0).fit(X)
     assert gicdf.plan_.path == "gemm" and not gicdf.plan_._template_inverse
     assert rff(CyclicShift(64)).plan_.path == "fft" and rff(CyclicShift(64), n_group_samples=8).plan_.path == "gemm"

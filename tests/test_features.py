@@ -48,10 +48,16 @@ def test_templates_and_data_side_agree_for_unitary_symmetric(cls, kw, rng):
 
 
 def test_auto_falls_back_to_data_side_and_templates_is_refused(rng):
-    g = ImageScaling((6, 6), scale=Uniform(0.8, 1.2))  # unitary, but q is not symmetric
+    g = ImageScaling((6, 6), scale=Uniform(0.8, 1.2))  # unitary in the continuum only, and q is not symmetric
     X = rng.normal(size=(5, 36))
-    f = OrbitFourierFeatures(g, n_components=10, n_group_samples=4, random_state=0).fit(X)
+    f = OrbitFourierFeatures(g, n_components=10, n_group_samples=4, random_state=0, action="data").fit(X)
     assert f.action_ == "data"
+    # "auto" moves the scalings to the frequencies by their transposes (act_adjoint): the data side's similarities
+    a = OrbitFourierFeatures(g, n_components=10, n_group_samples=4, random_state=0).fit(X)
+    assert a.action_ == "templates"
+    np.testing.assert_allclose(a.plan_.similarities(X), f.plan_.similarities(X), rtol=0, atol=1e-12)
+    # a Gaussian kernel of g x needs |g x|, which the transpose does not give: Nystroem stays on the data
+    assert OrbitNystroem(g, n_components=3, n_group_samples=4, random_state=0).fit(X).action_ == "data"
     # asked for explicitly, the templates side is the identity <g x, t> = <x, g^{-1} t> for the
     # sampled elements themselves (act_inverse), which needs a unitary action, not a symmetric q
     t = OrbitFourierFeatures(g, n_components=10, n_group_samples=4, random_state=0, action="templates").fit(X)

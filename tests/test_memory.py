@@ -27,7 +27,7 @@ CASES = [
     ("gemm", lambda: OrbitFourierFeatures(ImageRotation((16, 16)), n_components=100, n_group_samples=32,
                                           fast_path="gemm")),
     ("data", lambda: OrbitFourierFeatures(ImageScaling((16, 16), scale=Uniform(0.9, 1.2)), n_components=100,
-                                          n_group_samples=32)),
+                                          n_group_samples=32, action="data")),
     ("fft", lambda: GroupCDFFeatures(CyclicShift((16, 16)), n_templates=40, n_bins=10)),
     ("polar", lambda: OrbitFourierFeatures(PolarRotation((16, 16), n_angles=32), n_components=100)),
 ]

@@ -29,7 +29,7 @@ def test_a_chunked_data_side_transform_builds_its_warp_once(monkeypatch):
     5.6 s and 50 MB at an 8 MB budget against 0.6 s and 12 MB now (tests measure counts, benchmarks time)."""
     X = np.random.default_rng(0).random((400, 256)).astype(np.float32)
     f = OrbitFourierFeatures(ImageScaling((16, 16), scale=Uniform(0.8, 1.2)), n_components=50, n_group_samples=16,
-                             max_memory_mb=1.0, random_state=0).fit(X[:50])
+                             max_memory_mb=1.0, action="data", random_state=0).fit(X[:50])
     assert f.action_ == "data" and f.plan_.chunk_rows(400, 256, 4) < 100  # several chunks
     whole = OrbitFourierFeatures(**{**f.get_params(), "max_memory_mb": 256.0}).fit(X[:50]).transform(X)
     calls = _count_builds(monkeypatch)

@@ -25,7 +25,7 @@ MAPS = {
     "gemm-rf-vonmises": lambda: OrbitFourierFeatures(ImageRotation(SHAPE, angle=VonMises(2.0)), n_components=30,
                                                      n_group_samples=8, fast_path="gemm"),
     "data-rf": lambda: OrbitFourierFeatures(ImageScaling(SHAPE, scale=Uniform(0.9, 1.2)), n_components=30,
-                                            n_group_samples=6),
+                                            n_group_samples=6, action="data"),
     "fft-gicdf": lambda: GroupCDFFeatures(CyclicShift(SHAPE), n_templates=6, n_bins=4),
 }
 PATHS = {"polar-rf": "polar", "polar-nystroem": "polar", "gemm-gicdf": "gemm", "gemm-rf-vonmises": "gemm",

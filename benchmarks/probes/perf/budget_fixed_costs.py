@@ -34,13 +34,13 @@ def run(case, budget):
 
         X = rng.random((300, 128 * 128)).astype(np.float32)
         f = OrbitFourierFeatures(ImageScaling((128, 128), scale=Uniform(0.8, 1.2)), n_components=100, gamma=1e-4,
-                                 n_group_samples=64, max_memory_mb=budget, random_state=0).fit(X[:50])
+                                 n_group_samples=64, max_memory_mb=budget, action="data", random_state=0).fit(X[:50])
         image._WARP_CACHE.clear()
         work = lambda: f.transform(X)  # noqa: E731
     elif case == "rf":
         X = rng.random((300, 128 * 128)).astype(np.float32)
         f = OrbitFourierFeatures(ImageScaling((128, 128), scale=Uniform(0.8, 1.2)), n_components=100, gamma=1e-4,
-                                 n_group_samples=16, max_memory_mb=budget, random_state=0).fit(X[:50])
+                                 n_group_samples=16, max_memory_mb=budget, action="data", random_state=0).fit(X[:50])
         f.transform(X[:5])
         work = lambda: f.transform(X)  # noqa: E731
     elif case == "haar":

@@ -392,8 +392,10 @@ class ProjectionPlan:
         Which side the group acts on. With ``define_on_templates=False`` (LGIKA,
         Raj et al. 2017, §2.2.1-2.2.2, S_k = sim(g_k x, t)): "auto" moves the action to
         the templates when :func:`orbitkernels.groups.can_move_to_templates` holds and
-        the similarity is invariant under the common action, else acts on the data;
-        "templates" forces it (g_k^{-1} t_j via ``act_inverse``: exact for every
+        the similarity is invariant under the common action; for "dot" similarities and a
+        linear action that is not unitary on the rows (``Group.has_adjoint``: a scaling, a time
+        warp) it moves it by the transposes, g_k^T t_j (<g_k x, t_j> = <x, g_k^T t_j> exactly);
+        else it acts on the data. "templates" forces it (g_k^{-1} t_j via ``act_inverse``: exact for every
         unitary, data-independent action, an approximation for one unitary only in the continuum
         (``Group.is_unitary_in_continuum``: a scaling, a time warp); a ValueError otherwise). With
         ``define_on_templates=True`` the templates side is the *definition* (GICDF,
@@ -483,6 +485,10 @@ class ProjectionPlan:
     True
     """
 
+    #: whether the templates side moves the templates by the transposes of the elements' linear maps (a linear,
+    #: non-unitary action under dot-product similarities); a class default, so plans pickled before it load
+    _template_adjoint = False
+
     def __init__(self, group, elements, weights, templates, *, action="auto", similarity="dot",
                  kernel_params=None, invariant_similarity=True, max_memory_mb=DEFAULT_MAX_MEMORY_MB,
                  define_on_templates=False, fast_path="auto", dtype="auto", backend="numpy", device=None):
@@ -539,17 +545,25 @@ class ProjectionPlan:
             self._data_elements = elements if mode == "data" else None
             self._data_inverse = mode == "data"
             self._template_inverse = False
+            self._template_adjoint = False
         else:
             if action == "templates" and not exact_swap:
                 raise ValueError(
                     "action='templates' needs a unitary, data-independent action (and a similarity "
                     f"invariant under it); {group!r} does not qualify. Use action='data'."
                 )
-            mode = "templates" if (action == "templates" or (action == "auto" and movable)) else "data"
+            # a linear action that is not unitary on the rows (a scaling, a time warp) moves to the templates by its
+            # transpose, <g x, t> = <x, g^T t>, exact element by element, where similarities are dot products alone
+            # (a kernel of g x would need |g x|, which its transpose does not give): "auto" takes it; an explicit
+            # "templates" keeps the paper's g^{-1} shortcut (§4.3), which the CIFAR-10 reproduction records
+            adjoint = bool(action == "auto" and not movable and similarity == "dot" and group.has_adjoint
+                           and not group.is_unitary and not group.is_data_dependent)
+            mode = "templates" if (action == "templates" or (action == "auto" and movable) or adjoint) else "data"
             # <g x, t> = <x, g^{-1} t> for the sampled elements themselves (exact for a unitary action)
             self._data_elements = elements
             self._data_inverse = False
-            self._template_inverse = True
+            self._template_inverse = not adjoint
+            self._template_adjoint = adjoint
         self.mode = mode
         s, r = len(templates), len(elements)
         self.n_templates, self.n_elements = s, r
@@ -624,8 +638,9 @@ class ProjectionPlan:
     def _transformed_templates(self, dtype, half_sq_norms=False):
         """(s·r, d) host array: row j·r + k is template j moved by element k to its side.
 
-        LGIKA (Raj Eq. 7-8): g_k^{-1} t_j, so that <x, g_k^{-1} t_j> = <g_k x, t_j>;
-        GICDF (Mroueh §2): g_k t_j by definition. Computed in float64 a block of
+        LGIKA (Raj Eq. 7-8): g_k^{-1} t_j, so that <x, g_k^{-1} t_j> = <g_k x, t_j>, or, for a linear action
+        that is not unitary on the rows (``Group.act_adjoint``), g_k^T t_j, so that <x, g_k^T t_j> = <g_k x, t_j>
+        exactly; GICDF (Mroueh §2): g_k t_j by definition. Computed in float64 a block of
         templates at a time and stored in ``dtype`` (one copy, the working precision):
         the same values whatever precision was built first, and before/after pickling.
         ``half_sq_norms=True`` appends a column |g t|²/2 (of the float64 moved template: an
@@ -640,7 +655,9 @@ class ProjectionPlan:
         step = max(1, int(2**23 // max(1, r * d * 8)))
         for j in range(0, s, step):
             blk = T0[j : j + step].astype(np.float64, copy=False)
-            if self._template_inverse:
+            if self._template_adjoint:
+                Y = self.group.act_adjoint(blk, self.elements)
+            elif self._template_inverse:
                 Y = self.group.act_inverse(blk, self.elements)
             else:
                 Y = self.group.act(blk, self.elements)

@@ -76,10 +76,13 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         is unitary, data-independent and q symmetric (Raj §2.2.1), which is exact for the sampled
         elements of an action that is unitary on the grid (permutations, cyclic shifts,
         quarter turns) and exact up to the interpolation of an image warp (a rotation
-        by any angle); otherwise the data are transformed (a scaling, a time warp: unitary on the
-        continuous signal only, where moving them is far from exact). "templates" forces the
-        frequencies' side (a data-independent action unitary on the grid or in the continuum, the
-        paper's §4.3 shortcut for a scaling; a ValueError otherwise), "data" the data's.
+        by any angle). A linear action that is unitary on the continuous signal only (a scaling, a
+        time warp, their products with rotations and shifts on the same images), where g^{-1} ω is
+        far from exact, moves to the frequencies by its transpose (<g x, ω> = <x, g^T ω>,
+        ``Group.act_adjoint``): Eq. 7 exactly, for any q; otherwise the data are transformed.
+        "templates" forces the frequencies' side through g^{-1} (a data-independent action unitary
+        on the grid or in the continuum: the paper's §4.3 shortcut for a scaling; a ValueError
+        otherwise), "data" the data's. ``action_`` says which side was taken.
     random_state : int, RandomState instance, Generator or None, default=None
         Seeds the frequencies, the offsets and the group elements (every draw is made at ``fit``).
     max_memory_mb : float > 0, default=256.0

@@ -15,6 +15,9 @@ What every group provides
 ``act_inverse(X, E)``         every element's inverse applied to every row (no parameter-space
                               inverse needed: products invert factor by factor in reverse order)
 ``act_each(X, E)``            element i applied to row i: (n_samples, n_features)
+``act_adjoint(X, E)``         every element's transpose g^T applied to every row, where the action is a
+                              known linear map (``has_adjoint``: image and time warps), so that
+                              <g x, t> = <x, g^T t> exactly, unitary or not
 ``grid_subgroup(n)``          a finite group of n elements whose uniform law integrates q exactly
                               on the functions that matter here (None when there is none)
 ``is_unitary``                <gx, gz> = <x, z> (Raj Lemma 2.1) on the rows themselves
@@ -25,6 +28,9 @@ What every group provides
 When ``is_unitary and is_symmetric`` and the action does not depend on the data,
 <ω, g x> = <g^{-1} ω, x> and g^{-1} has the law of g, so a feature map may move the
 action to its templates (Mroueh et al. 2015, Remark 2; Raj et al. 2017, §2.2.1-2.2.2).
+For an action that is linear but not unitary on the rows (a scaling resampled on the pixel
+grid), <ω, g x> = <g^T ω, x> still holds element by element with the transpose of its map
+(``act_adjoint``), which dot-product features (orbit random Fourier features) use instead.
 
 Low-variance sampling (beyond the papers, which draw i.i.d.)
 -------------------------------------------------------------
@@ -425,6 +431,34 @@ class Group:
     def _act_inverse_each(self, X, E):
         return self._act_each(X, self.inverse(E))
 
+    def act_adjoint(self, X, E) -> np.ndarray:
+        """Apply the transpose of each element's linear map to each row: ``Y[k] = g_k^T X``.
+
+        For an action that is a linear map of the rows, ``x -> W_k x`` (an image warp's bilinear
+        interpolation, a time warp's linear interpolation), ``<g_k x, t> = <x, W_k^T t>`` holds
+        exactly whether or not W_k is unitary, where ``<x, g_k^{-1} t>`` (:meth:`act_inverse`) equals
+        it only for a unitary map. Dot-product features move the action to their templates with it
+        (Raj et al. 2017, Eq. 7 with the frequencies moved instead of the data). Only for groups with
+        ``has_adjoint``; parameters, validation and dtype as for :meth:`act`.
+
+        Returns
+        -------
+        Y : ndarray of shape (n_elements, n_samples, n_features)
+
+        Raises
+        ------
+        NotImplementedError
+            For a group whose action has no known matrix (``has_adjoint`` is False).
+        """
+        if not self.has_adjoint:
+            raise NotImplementedError(f"{self!r} has no known linear map to transpose (has_adjoint is False)")
+        X = self._check_X(X)
+        E = self._check_some_elements(E)
+        return self._act_adjoint(X, E)
+
+    def _act_adjoint(self, X, E):
+        raise NotImplementedError
+
     def act_each(self, X, E) -> np.ndarray:
         """Apply element ``E[i]`` to row ``X[i]``: shape (n_samples, n_features).
 
@@ -460,6 +494,12 @@ class Group:
         prefilter in a fixed frame is not, and moving it to the templates (the paper's shortcut, an explicit
         ``action="templates"``) is then an approximation. ``is_unitary`` unless a group says otherwise."""
         return self.is_unitary
+
+    @property
+    def has_adjoint(self) -> bool:
+        """Whether :meth:`act_adjoint` is available: the action is a linear map of the rows whose transpose
+        the group can apply (image warps, time warps). False unless a group says otherwise."""
+        return False
 
     @property
     def is_symmetric(self) -> bool:
@@ -857,6 +897,16 @@ class ProductGroup(Group):
     @property
     def is_unitary_in_continuum(self):
         return all(f.is_unitary_in_continuum for f in self.factors)
+
+    @property
+    def has_adjoint(self):
+        # a product fused into one map (affine image groups on the same images: one warp) has that map's
+        # transpose; composing the factors' transposes in reverse order is left to when a group needs it
+        fused = _try_fuse(self)
+        return fused is not None and fused.has_adjoint
+
+    def _act_adjoint(self, X, E):
+        return _try_fuse(self)._act_adjoint(X, E)
 
     @property
     def is_symmetric(self):

@@ -231,6 +231,22 @@ def _warp(X, shape, A, b, normalize):
     return np.ascontiguousarray(out.reshape(r, n, d_pix * C))
 
 
+def _warp_adjoint(X, shape, A, b, normalize):
+    """``Y[k] = W_k^T x`` for every row: the transpose of each warp's interpolation matrix (the rows of the stacked
+    matrix that belong to element k), so that <W_k x, t> = <x, W_k^T t> to rounding for any warp."""
+    hw = shape[:2]
+    C = shape[2] if len(shape) == 3 else 1
+    d_pix = hw[0] * hw[1]
+    r, n = len(A), len(X)
+    M = _warp_matrix(shape, A, b, normalize, X.dtype)
+    Xp = X.reshape(n, d_pix, C).transpose(1, 0, 2).reshape(d_pix, n * C)
+    out = np.empty((r, n, d_pix * C), dtype=X.dtype)
+    for k in range(r):
+        Yk = np.asarray(M[k * d_pix : (k + 1) * d_pix].T @ Xp)  # (d_pix, n C)
+        out[k] = Yk.reshape(d_pix, n, C).transpose(1, 0, 2).reshape(n, d_pix * C)
+    return out
+
+
 def _warp_each(X, shape, A, b, normalize):
     hw = shape[:2]
     C = shape[2] if len(shape) == 3 else 1
@@ -320,7 +336,13 @@ class AffineImageGroup(Group):
         A, b = self.inverse_affine(E)
         return _warp_each(X, self.image_shape, A, b, True)
 
+    def _act_adjoint(self, X, E):
+        A, b = self.affine(E)
+        return _warp_adjoint(X, self.image_shape, A, b, True)
+
     is_unitary = True
+    #: the warp is a sparse linear map of the pixels (bilinear interpolation): its transpose is known
+    has_adjoint = True
 
     @property
     def is_symmetric(self):
