@@ -220,13 +220,17 @@ _WARP_BUILD_BYTES = 8 * 2**20
 _WARP_BUILD_BYTES_PER_ENTRY = 256
 
 
-def _warp(X, shape, A, b, normalize):
-    hw = shape[:2]
+def _pixels_by_columns(X, shape, A, b, normalize):
+    """The warps' stacked matrix M (r d_pix, d_pix) and the rows as (d_pix, n C) columns, what both products take."""
+    d_pix = shape[0] * shape[1]
     C = shape[2] if len(shape) == 3 else 1
-    d_pix = hw[0] * hw[1]
-    r, n = len(A), len(X)
     M = _warp_matrix(shape, A, b, normalize, X.dtype)
-    Xp = X.reshape(n, d_pix, C).transpose(1, 0, 2).reshape(d_pix, n * C)
+    return M, X.reshape(len(X), d_pix, C).transpose(1, 0, 2).reshape(d_pix, len(X) * C), d_pix, C
+
+
+def _warp(X, shape, A, b, normalize):
+    M, Xp, d_pix, C = _pixels_by_columns(X, shape, A, b, normalize)
+    r, n = len(A), len(X)
     out = np.asarray(M @ Xp).reshape(r, d_pix, n, C).transpose(0, 2, 1, 3)
     return np.ascontiguousarray(out.reshape(r, n, d_pix * C))
 
@@ -234,12 +238,8 @@ def _warp(X, shape, A, b, normalize):
 def _warp_adjoint(X, shape, A, b, normalize):
     """``Y[k] = W_k^T x`` for every row: the transpose of each warp's interpolation matrix (the rows of the stacked
     matrix that belong to element k), so that <W_k x, t> = <x, W_k^T t> to rounding for any warp."""
-    hw = shape[:2]
-    C = shape[2] if len(shape) == 3 else 1
-    d_pix = hw[0] * hw[1]
+    M, Xp, d_pix, C = _pixels_by_columns(X, shape, A, b, normalize)
     r, n = len(A), len(X)
-    M = _warp_matrix(shape, A, b, normalize, X.dtype)
-    Xp = X.reshape(n, d_pix, C).transpose(1, 0, 2).reshape(d_pix, n * C)
     out = np.empty((r, n, d_pix * C), dtype=X.dtype)
     for k in range(r):
         Yk = np.asarray(M[k * d_pix : (k + 1) * d_pix].T @ Xp)  # (d_pix, n C)
