@@ -141,3 +141,13 @@ def test_the_collector_finds_a_failing_example():
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     runner.run(test, out=lambda s: None)
     assert runner.summarize(verbose=False).failed == 1
+
+
+def test_the_readme_names_the_namespaces_whose_objects_show_an_example():
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r"Every public class and function of (.+?) has an Examples section", text)
+    assert m, "the README should say which objects show an example"
+    named = set(re.findall(r"`(\w+)`", m.group(1)))
+    assert {f"orbitkernels.{n}" for n in named} == {ns for ns in PUBLIC_NAMESPACES if ns.count(".") == 1}
