@@ -4,11 +4,14 @@ elements' maps (``action="auto"``: <g x, w> = <x, g^T w>, ``Group.act_adjoint``)
 
 For each case, in this process: the first transform (the frequencies' side moves its s * r frequencies there) and the
 best of three later ones, and the largest difference between the two sides' features (rounding only: both are Raj
-et al. 2017's Eq. 7 with the same frequencies and elements). One JSON line per case and side.
+et al. 2017's Eq. 7 with the same frequencies and elements). One JSON line per case and side. Cases: 28 x 28 and
+64 x 64 scalings and 4000-sample time warps with s = 500 frequencies and r = 16 elements; ``scaling128``: 128 x 128
+images, s = 40, r = 128 (a float64 warp matrix larger than the warp cache; 100 rows, a 1 GB budget that holds the
+moved frequencies).
 
 Usage::
 
-    python benchmarks/probes/perf/adjoint_templates.py [--case scaling28 scaling64 timewarp] [--rows 2000]
+    python benchmarks/probes/perf/adjoint_templates.py [--case scaling28 scaling64 timewarp scaling128] [--rows 2000]
 """
 import argparse
 import json
@@ -21,21 +24,25 @@ def make(case):
     from orbitkernels.groups import ImageScaling, LogUniform, TimeWarp
 
     if case == "scaling28":
-        return ImageScaling((28, 28), scale=LogUniform(0.8, 1.25)), 784, 500
+        return ImageScaling((28, 28), scale=LogUniform(0.8, 1.25)), 784, 500, 16
     if case == "scaling64":
-        return ImageScaling((64, 64), scale=LogUniform(0.8, 1.25)), 4096, 500
-    return TimeWarp(4000, rate=LogUniform(0.8, 1.25)), 4000, 500
+        return ImageScaling((64, 64), scale=LogUniform(0.8, 1.25)), 4096, 500, 16
+    if case == "scaling128":
+        return ImageScaling((128, 128), scale=LogUniform(0.8, 1.25)), 16384, 40, 128
+    return TimeWarp(4000, rate=LogUniform(0.8, 1.25)), 4000, 500, 16
 
 
 def run(case, n_rows):
     from orbitkernels.features import OrbitFourierFeatures
 
-    group, d, s = make(case)
+    group, d, s, r = make(case)
+    if case == "scaling128":
+        n_rows = min(n_rows, 100)
     X = np.random.default_rng(0).random((n_rows, d)).astype(np.float32)
     out, rows = {}, []
     for action in ("data", "auto"):
-        f = OrbitFourierFeatures(group, gamma=1.0 / d, n_components=s, n_group_samples=16, action=action,
-                                 random_state=0).fit(X[:200])
+        f = OrbitFourierFeatures(group, gamma=1.0 / d, n_components=s, n_group_samples=r, action=action,
+                                 max_memory_mb=1024, random_state=0).fit(X[:200])
         t = time.perf_counter()
         F = f.transform(X)
         first = time.perf_counter() - t
@@ -56,8 +63,8 @@ def run(case, n_rows):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    cases = ["scaling28", "scaling64", "timewarp"]
-    parser.add_argument("--case", nargs="+", default=cases, choices=cases)
+    cases = ["scaling28", "scaling64", "timewarp", "scaling128"]
+    parser.add_argument("--case", nargs="+", default=cases[:3], choices=cases)
     parser.add_argument("--rows", type=int, default=2000)
     args = parser.parse_args()
     for case in args.case:

@@ -556,8 +556,13 @@ class ProjectionPlan:
             # transpose, <g x, t> = <x, g^T t>, exact element by element, where similarities are dot products alone
             # (a kernel of g x would need |g x|, which its transpose does not give): "auto" takes it; an explicit
             # "templates" keeps the paper's g^{-1} shortcut (§4.3), which the CIFAR-10 reproduction records
+            # only where the s·r moved templates (the fitted model's, outside the budget) fit in max_memory_mb: the
+            # data side of a small budget stays small (64 scalings of 128 x 128 images, 100 templates: 448 MB of
+            # moved templates against a 58 MB peak on the data side at 16 MB)
+            moved_bytes = len(templates) * len(elements) * templates.shape[1] * (4 if dtype == "float32" else 8)
             adjoint = bool(action == "auto" and not movable and similarity == "dot" and group.has_adjoint
-                           and not group.is_unitary and not group.is_data_dependent)
+                           and not group.is_unitary and not group.is_data_dependent
+                           and moved_bytes <= self.max_memory_mb * 2**20)
             mode = "templates" if (action == "templates" or (action == "auto" and movable) or adjoint) else "data"
             # <g x, t> = <x, g^{-1} t> for the sampled elements themselves (exact for a unitary action)
             self._data_elements = elements
@@ -651,20 +656,29 @@ class ProjectionPlan:
         s, d = T0.shape
         r = self.n_elements
         T = np.empty((s * r, d + bool(half_sq_norms)), dtype=dtype)
-        # ~8 MB float64 blocks: the warp's output and its transposed copy stay small next to T
-        step = max(1, int(2**23 // max(1, r * d * 8)))
-        for j in range(0, s, step):
-            blk = T0[j : j + step].astype(np.float64, copy=False)
-            if self._template_adjoint:
-                Y = self.group.act_adjoint(blk, self.elements)
-            elif self._template_inverse:
-                Y = self.group.act_inverse(blk, self.elements)
-            else:
-                Y = self.group.act(blk, self.elements)
-            Y = Y.transpose(1, 0, 2).reshape(-1, d)
-            T[j * r : (j + len(blk)) * r, :d] = Y
-            if half_sq_norms:
-                T[j * r : (j + len(blk)) * r, d] = 0.5 * np.einsum("ij,ij->i", Y, Y)
+        T3 = T.reshape(s, r, -1)  # T3[j, k] is row j·r + k
+        if self._template_adjoint:
+            move = self.group.act_adjoint
+        elif self._template_inverse:
+            move = self.group.act_inverse
+        else:
+            move = self.group.act
+        # ~8 MB float64 blocks, elements outside and templates inside: an element block's action (an image warp's
+        # interpolation matrix) is made once for all the templates. With every element in each block of templates,
+        # a matrix larger than the warp cache was rebuilt for every block (128 scalings of 128 x 128 images, 40
+        # templates: 40 builds, 8.8 s, against 1.7 s). Each moved template is computed alone, whatever the blocks.
+        kstep = max(1, min(r, int(2**23 // max(1, s * d * 8))))
+        sstep = max(1, int(2**23 // max(1, kstep * d * 8)))
+        for k in range(0, r, kstep):
+            E = self.elements[k : k + kstep]
+            for j in range(0, s, sstep):
+                blk = T0[j : j + sstep].astype(np.float64, copy=False)
+                Y = move(blk, E).transpose(1, 0, 2)  # (templates, elements, d)
+                sb, kb = Y.shape[:2]
+                Y = Y.reshape(-1, d)  # a copy in row order, as the norms below were always computed on
+                T3[j : j + sb, k : k + kb, :d] = Y.reshape(sb, kb, d)
+                if half_sq_norms:
+                    T3[j : j + sb, k : k + kb, d] = (0.5 * np.einsum("ij,ij->i", Y, Y)).reshape(sb, kb)
         return T
 
     # ------------------------------------------------------------------

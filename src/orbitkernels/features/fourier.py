@@ -79,7 +79,9 @@ class OrbitFourierFeatures(OrbitFeaturesBase):
         by any angle). A linear action that is unitary on the continuous signal only (a scaling, a
         time warp, their products with rotations and shifts on the same images), where g^{-1} ω is
         far from exact, moves to the frequencies by its transpose (<g x, ω> = <x, g^T ω>,
-        ``Group.act_adjoint``): Eq. 7 exactly, for any q; otherwise the data are transformed.
+        ``Group.act_adjoint``) when the s·r moved frequencies fit in ``max_memory_mb`` (8 bytes a
+        value, 4 with ``dtype="float32"``): Eq. 7 exactly, for any q; otherwise the data are
+        transformed.
         "templates" forces the frequencies' side through g^{-1} (a data-independent action unitary
         on the grid or in the continuum: the paper's §4.3 shortcut for a scaling; a ValueError
         otherwise), "data" the data's. ``action_`` says which side was taken.

@@ -131,7 +131,8 @@ class TimeWarp(Group):
 
     # energy is kept in continuous time only: linear interpolation without a prefilter and the fixed frame
     # (a rate of 0.5 kept 52 % of a frame-filling signal) made <x, g^{-1} t> far from <g x, t> (kernel ratios
-    # 0.64-1.59): the data side is the default, the template side an explicit action="templates"
+    # 0.64-1.59): the defaults are exact (the data side, or the transposes: act_adjoint), the g^{-1} template side
+    # an explicit action="templates"
     is_unitary = False
     is_unitary_in_continuum = True
 

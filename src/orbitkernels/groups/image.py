@@ -156,7 +156,7 @@ def _warp_matrix(shape, A, b, normalize, dtype):
     chunks (the data side of a scaling, HaarKernel's blocks) rebuilt it for every chunk with the same elements:
     19.7 s at an 8 MB budget against 1.7 s at 64 MB on 128 x 128 images (an audit, stop 64). It is built a block
     of elements at a time (:data:`_WARP_BUILD_BYTES` of temporaries) into arrays of the matrix's own size: built at
-    once, 64 scalings of 128 x 128 images took 210 MB of temporaries beside a matrix of 38 MB."""
+    once, 64 scalings of 128 x 128 images took 201 MB of temporaries beside a matrix of 28 MB (float32)."""
     key = (tuple(shape), bool(normalize), np.dtype(dtype).str, A.shape, A.tobytes(), b.tobytes())
     with _WARP_LOCK:  # dask's threads warp blocks side by side
         M = _WARP_CACHE.pop(key, None)
@@ -202,7 +202,8 @@ def _build_warp_matrix(hw, A, b, normalize, dtype):
         B.eliminate_zeros()
         data[nnz : nnz + B.nnz] = B.data
         indices[nnz : nnz + B.nnz] = B.indices
-        indptr[a * d_pix + 1 : (a + k) * d_pix + 1] = B.indptr[1:] + nnz
+        # in the index dtype: a block's int32 offsets plus an int past 2**31 wrapped (NumPy 2 keeps the int32)
+        indptr[a * d_pix + 1 : (a + k) * d_pix + 1] = np.add(B.indptr[1:], nnz, dtype=index_dtype)
         nnz += B.nnz
     # neighbours outside the frame, grid-aligned maps (one neighbour of four): trimmed in place (a copy would hold
     # the matrix twice); the arrays are this function's own, nothing else refers to them
@@ -575,8 +576,11 @@ class ImageScaling(AffineImageGroup):
 
     An element is the factor ``s > 0``; ``s > 1`` enlarges the content about the centre. The action is
     unitary on the continuous image (``is_unitary_in_continuum``), not on the pixel grid (``is_unitary`` is
-    False): the feature maps act on the data by default, exactly as Raj et al.'s Eq. 7-8 say, and move it to
-    the templates as the paper's §4.3 does only when asked (``action="templates"``), an approximation.
+    False): by default the feature maps compute Raj et al.'s Eq. 7-8 exactly, orbit Fourier features by moving
+    the scalings to their frequencies through the warps' transposes (:meth:`act_adjoint`) where the moved
+    frequencies fit in ``max_memory_mb``, the other maps on the data (GICDF on its templates, by definition);
+    the paper's §4.3 shortcut, g^{-1} applied to the templates, is an explicit ``action="templates"``, an
+    approximation.
 
     Parameters
     ----------
@@ -607,8 +611,8 @@ class ImageScaling(AffineImageGroup):
     kind = "multiplicative"
     # Lemma 2.1 holds for the continuous image; on the grid, shrinking resamples without a prefilter and
     # enlarging pushes content out of the frame: <g x, t> and <x, g^{-1} t> differ by far more than the
-    # interpolation of a rotation (kernel ratios 0.48-2.0 on white-noise templates), so the exact data side is
-    # the default and the paper's template side an explicit action="templates"
+    # interpolation of a rotation (kernel ratios 0.48-2.0 on white-noise templates), so the defaults are exact
+    # (the data side, or the transposes: act_adjoint) and the paper's g^{-1} shortcut an explicit action="templates"
     is_unitary = False
     is_unitary_in_continuum = True
 

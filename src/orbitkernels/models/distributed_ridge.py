@@ -90,8 +90,8 @@ def holdout_mask(offset, n_rows, fraction, seed):
     Raises
     ------
     ValueError
-        For an ``offset``, ``n_rows`` or ``seed`` that is not an integer >= 0 (``seed`` below 2**64), or a
-        ``fraction`` outside [0, 1] (NaN included).
+        For an ``offset``, ``n_rows`` or ``seed`` that is not an integer >= 0 (each below 2**64, and the rows
+        ``offset + n_rows`` at most 2**64), or a ``fraction`` outside [0, 1] (NaN included).
 
     Examples
     --------
@@ -110,6 +110,12 @@ def holdout_mask(offset, n_rows, fraction, seed):
             raise ValueError(f"holdout_mask: {name} must be an integer in [0, 2**64); got {value!r}")
     if isinstance(fraction, (bool, np.bool_)) or not isinstance(fraction, Real) or not 0 <= fraction <= 1:
         raise ValueError(f"holdout_mask: fraction must be a number in [0, 1]; got {fraction!r}")
+    # Python ints: a NumPy uint64 plus a signed NumPy integer is a float64, which rounds above 2**53 (a mask of
+    # another length, in silence)
+    offset, n_rows, seed = int(offset), int(n_rows), int(seed)
+    if offset + n_rows > 2**64:
+        raise ValueError(f"holdout_mask: offset + n_rows must be at most 2**64 (the hash's range); got rows {offset} "
+                         f"to {offset + n_rows - 1}")
     with np.errstate(over="ignore"):
         z = np.arange(offset, offset + n_rows, dtype=np.uint64) + np.uint64(seed) * np.uint64(0xD1B54A32D192ED03)
         z = z + np.uint64(0x9E3779B97F4A7C15)
