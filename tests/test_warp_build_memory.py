@@ -91,3 +91,16 @@ def test_a_matrix_over_a_quarter_of_the_cache_is_kept(monkeypatch):
         assert held <= 2 * size
     finally:
         image_module._WARP_CACHE.clear()
+
+
+@pytest.mark.parametrize("dtype, most", [(np.float32, 36), (np.float64, 52)])
+def test_the_matrix_takes_what_the_readme_says(dtype, most):
+    """README, "Memory": at most 36 / 52 bytes per element and pixel (four neighbours of every pixel, an index each,
+    and a row pointer), less where pixels leave the frame: 33 / 47 MB for 64 scalings by 0.8-1.2 of 128 x 128
+    images."""
+    group = ImageScaling((128, 128), Uniform(0.8, 1.2))
+    A, b = group.affine(group.sample(64, np.random.default_rng(0)))
+    M = image_module._build_warp_matrix((128, 128), A, b, True, dtype)
+    size = M.data.nbytes + M.indices.nbytes + M.indptr.nbytes
+    assert size <= most * 64 * 128 * 128
+    assert round(size / 2**20) == (33 if dtype == np.float32 else 47)
