@@ -149,6 +149,15 @@ def _real_array(a, name, shape):
     return arr
 
 
+def _warp_weights(A, b, hw, normalize):
+    """Each map's four source neighbours of every pixel and their bilinear weights, (n, d_pix, 4) each, the weights
+    times ``|det A|^{-1/2}`` with ``normalize`` (Lemma 2.1): what the stacked matrix and the per-row warp share."""
+    idx, w = bilinear_weights(_source_coords(A, b, hw), hw)
+    if normalize:
+        w = w * np.abs(np.linalg.det(A))[:, None, None] ** -0.5
+    return idx, w
+
+
 def _warp_matrix(shape, A, b, normalize, dtype):
     """The (r d_pix, d_pix) sparse bilinear interpolation of the r warps, kept for the last few sets of elements.
 
@@ -193,9 +202,7 @@ def _build_warp_matrix(hw, A, b, normalize, dtype):
     for a in range(0, r, step):
         Ab, bb = A[a : a + step], b[a : a + step]
         k = len(Ab)
-        idx, w = bilinear_weights(_source_coords(Ab, bb, hw), hw)  # (k, d_pix, 4)
-        if normalize:
-            w = w * np.abs(np.linalg.det(Ab))[:, None, None] ** -0.5
+        idx, w = _warp_weights(Ab, bb, hw, normalize)  # (k, d_pix, 4)
         rows = np.repeat(np.arange(k * d_pix), 4)
         B = sp.csr_matrix((w.ravel().astype(dtype), (rows, idx.ravel())), shape=(k * d_pix, d_pix))
         del idx, w, rows
@@ -252,9 +259,7 @@ def _warp_each(X, shape, A, b, normalize):
     hw = shape[:2]
     C = shape[2] if len(shape) == 3 else 1
     n = len(X)
-    idx, w = bilinear_weights(_source_coords(A, b, hw), hw)  # (n, d_pix, 4)
-    if normalize:
-        w = w * np.abs(np.linalg.det(A))[:, None, None] ** -0.5
+    idx, w = _warp_weights(A, b, hw, normalize)  # (n, d_pix, 4)
     Xp = X.reshape(n, -1, C)
     out = np.zeros(Xp.shape, dtype=X.dtype)
     rows = np.arange(n)[:, None]
