@@ -1038,13 +1038,20 @@ class DataPath(_Path):
         return plan.backend.asarray(plan.templates, dtype)
 
     def row_bytes(self, plan, d, itemsize):
+        r = plan.n_elements
+        if plan.from_dots and plan.group._makes_columns:
+            # the row as a column, its r moved copies as columns (one sparse product) and its similarities, alive
+            # together; the Gaussian's float64 norms and their half (tests/test_data_columns.py)
+            return (plan.n_templates * r + r * d + d) * itemsize + 16 * r
         # the r moved copies come from the group's action, whose interpolation holds temporaries of their size
         # (a few (r, n, d) terms at once): the whole count twice on every back-end (tests/test_memory.py went
         # over its budget with the similarities counted once); the Gaussian's two more columns per moved row
-        return (plan.n_templates * plan.n_elements + plan.n_elements * (d + 2)) * itemsize * 2
+        return (plan.n_templates * r + r * (d + 2)) * itemsize * 2
 
     def similarities(self, plan, Xc, dtype, ws=None):
         bk, T = plan.backend, self.prepared(plan, dtype)
+        if plan.from_dots and plan.group._makes_columns:
+            return self._similarities_of_columns(plan, T, Xc, dtype, ws)
         act = plan.group.act_inverse if plan._data_inverse else plan.group.act
         # the action in the compute precision too: a data-dependent one (Montavon's sortings by row norm) on float32
         # rows mapped in float64 sorted a near tie otherwise than the float64 rows do, 4.5e-3 of the row's features
@@ -1065,6 +1072,29 @@ class DataPath(_Path):
         S = bk.matmul(bk.asarray(Ya), T.T, out=out)  # -|g x - t|² / 2
         S *= 2.0 * plan._rbf_gamma(d)
         return bk.exp_(S).reshape(shape), "rns"
+
+    def _similarities_of_columns(self, plan, T, Xc, dtype, ws):
+        """:meth:`similarities` for a group that moves the rows as columns (``Group._act_columns``: image warps),
+        each element's dot products one product of its moved rows, transposed in place, with the templates.
+
+        The moved rows in the rows' layout (r, n, d) came out of a transposition that took as long as those products
+        on 64 x 64 images, and the Gaussian's two more columns out of another copy of them
+        (``benchmarks/probes/perf/data_columns.py``); here the Gaussian's norms are added after the products."""
+        group, bk = plan.group, plan.backend
+        X = group._check_X(np.asarray(Xc, dtype=dtype))
+        Z = group._act_columns(X, group._check_some_elements(plan._data_elements), plan._data_inverse)
+        Z = Z.astype(dtype, copy=False)  # (r, d, n)
+        r, d, n = Z.shape
+        out = None if ws is None else ws.take("S", (r, n, T.shape[0]), dtype)
+        S = bk.matmul(bk.permute(bk.asarray(Z), (0, 2, 1)), T[:, :d].T, out=out)  # (r, n, s) <g x, t>
+        if plan.similarity != "rbf":
+            return S, "rns"
+        x_sq = np.einsum("kpi,kpi->ki", Z, Z, dtype=np.float64)
+        del Z
+        bk.add_(S, bk.asarray(-0.5 * x_sq[:, :, None], dtype))
+        bk.add_(S, -T[:, d])  # the templates' |t|² / 2
+        S *= 2.0 * plan._rbf_gamma(d)
+        return bk.exp_(S), "rns"
 
 
 class _Deferred:

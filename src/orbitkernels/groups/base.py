@@ -459,6 +459,17 @@ class Group:
     def _act_adjoint(self, X, E):
         raise NotImplementedError
 
+    #: whether :meth:`_act_columns` makes the moved rows as columns without a transposition (image warps)
+    _makes_columns = False
+
+    def _act_columns(self, X, E, inverse=False):
+        """:meth:`act` (:meth:`act_inverse` with ``inverse``) of checked X and E, laid out (n_elements, n_features,
+        n_samples): each element's moved rows as the columns of a matrix. For groups with ``_makes_columns``, whose
+        action makes them in that order (an image warp: the stacked interpolation matrix times the rows as
+        columns); the engine's data side takes them so, dot products with the templates included, where the
+        transposition into act's layout cost as much as those products (64 x 64 images, 500 templates)."""
+        raise NotImplementedError
+
     def act_each(self, X, E) -> np.ndarray:
         """Apply element ``E[i]`` to row ``X[i]``: shape (n_samples, n_features).
 
@@ -907,6 +918,14 @@ class ProductGroup(Group):
 
     def _act_adjoint(self, X, E):
         return _try_fuse(self)._act_adjoint(X, E)
+
+    @property
+    def _makes_columns(self):
+        fused = _try_fuse(self)
+        return fused is not None and fused._makes_columns
+
+    def _act_columns(self, X, E, inverse=False):
+        return _try_fuse(self)._act_columns(X, E, inverse)
 
     @property
     def is_symmetric(self):
