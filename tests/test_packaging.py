@@ -85,3 +85,17 @@ def test_no_stray_file_is_committed():
     assert {p.split("/")[0] for p in files} <= ROOT_ENTRIES, sorted({p.split("/")[0] for p in files} - ROOT_ENTRIES)
     odd = [p for p in files if p.startswith("results/") and not p.endswith((".json", ".jsonl", ".png"))]
     assert not odd, odd  # results hold results files and their figures only
+
+
+def test_the_newest_wheels_run_names_test_files_that_exist_and_ci_reads_them():
+    """.ci/run runs the files .ci/newest-tests.txt lists on the newest Python with the newest wheels (README, "Tests"):
+    a renamed or removed test file there would otherwise leave the list in silence."""
+    listed = [line.strip() for line in (ROOT / ".ci/newest-tests.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    assert len(listed) >= 10 and len(set(listed)) == len(listed)
+    for path in listed:
+        assert (ROOT / path).is_file() and path.startswith("tests/test_"), path
+    run = (ROOT / ".ci/run").read_text()
+    assert "grep -v '^#' .ci/newest-tests.txt" in run and "3.13" in run and "3.12" in run
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "`.ci/newest-tests.txt` lists) runs on Python 3.13, else 3.12" in readme
