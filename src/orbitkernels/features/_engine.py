@@ -1041,8 +1041,10 @@ class DataPath(_Path):
         r = plan.n_elements
         if plan.from_dots and plan.group._makes_columns:
             # the row as a column, its r moved copies as columns (one sparse product) and its similarities, alive
-            # together; the Gaussian's float64 norms and their half (tests/test_data_columns.py)
-            return (plan.n_templates * r + r * d + d) * itemsize + 16 * r
+            # together; the Gaussian's float64 norms and their half (tests/test_data_columns.py). One more row: rows of
+            # another dtype than the compute precision are converted before the warp's columns are made (float64
+            # data at dtype="float32": 1.5x the count with one element, tests/test_audit66_columns.py)
+            return (plan.n_templates * r + r * d + 2 * d) * itemsize + 16 * r
         # the r moved copies come from the group's action, whose interpolation holds temporaries of their size
         # (a few (r, n, d) terms at once): the whole count twice on every back-end (tests/test_memory.py went
         # over its budget with the similarities counted once); the Gaussian's two more columns per moved row
