@@ -68,8 +68,10 @@ def torch_devices():
 def client():
     """A real dask.distributed cluster of 2 worker processes on the loopback (one per test module)."""
     distributed = pytest.importorskip("distributed")
+    # the dashboard on a free port: None is distributed's 8787, which CI's suites running side by side both asked for
+    # ("Port 8787 is already in use", a warning in the suite that came second)
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None, silence_logs=logging.ERROR)
+                                       dashboard_address=":0", silence_logs=logging.ERROR)
     c = distributed.Client(cluster, timeout="60s")
     c.wait_for_workers(2, timeout=60)
     try:

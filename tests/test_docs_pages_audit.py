@@ -409,7 +409,7 @@ def test_scaling_out_example_prints_the_same_alpha_and_accuracy_twice(monkeypatc
     assert "Both lines print the same α and the same accuracy" in _flat(SCALING)
     code = FENCE.findall((ROOT / SCALING).read_text(encoding="utf-8"))[0]
     monkeypatch.setattr(distributed, "LocalCluster", functools.partial(distributed.LocalCluster, processes=False,
-                                                                        dashboard_address=None))
+                                                                        dashboard_address=":0"))
     monkeypatch.chdir(tmp_path)
     buf = io.StringIO()
     try:
