@@ -683,8 +683,11 @@ class ProjectionPlan:
 
     # ------------------------------------------------------------------
     def compute_dtype(self, input_dtype):
-        """The precision the similarities of rows of ``input_dtype`` are computed in (``dtype``; "auto": theirs)."""
-        return np.dtype(input_dtype if self.dtype == "auto" else self.dtype)
+        """The precision the similarities of rows of ``input_dtype`` are computed in (``dtype``; "auto": theirs, and
+        float64 for integer or boolean rows, which ``transform`` converts block by block)."""
+        if self.dtype != "auto":
+            return np.dtype(self.dtype)
+        return np.dtype(input_dtype) if np.dtype(input_dtype).kind == "f" else np.dtype(np.float64)
 
     def row_bytes(self, d, itemsize):
         """Working bytes of one row of ``d`` features in the path's similarities, at ``itemsize`` bytes a value."""

@@ -364,7 +364,7 @@ class GroupCDFFeatures(OrbitFeaturesBase):
             raise ValueError(f"n_bins_list must be a non-empty list of positive integers; got {n_bins_list!r}")
         bins = [check_int(n, f"n_bins_list[{i}]", min_value=1, max_value=MAX_COUNT) for i, n in enumerate(given)]
         check_param_again(self, "max_memory_mb")  # set_params after fit may have changed the budget
-        X = self._validate_X(X, reset=False)
+        X = self._validate_X(X, reset=False, keep_integers=True)
         pool = self._pool_spec(bins)
         F = self._map(X, pool, pool.n_out(self.n_templates_))
         out, a = {}, 0
