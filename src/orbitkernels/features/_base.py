@@ -24,6 +24,8 @@ from ..utils.validation import (
     check_random_state,
     count_constraint,
     device_constraints,
+    float64_block,
+    keeps_integer_rows,
     positive_real_constraint,
 )
 from ._engine import (
@@ -96,7 +98,7 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
 
     def _validate_X(self, X, reset, keep_integers=False):
         check_not_text(X, "X")
-        if keep_integers and isinstance(X, np.ndarray) and X.dtype.kind in "iub":
+        if keep_integers and keeps_integer_rows(X):
             # integer or boolean rows (images of uint8) stay as they are, converted to float64 block by block in
             # _map: converted whole, 20000 MNIST-sized rows of uint8 took 125 MB beside a 16 MB budget
             X = validate_data(self, X, reset=reset, dtype=None)
@@ -291,8 +293,8 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
                 out = np.empty((n, n_out), dtype=out_dtype)
                 ws = plan.workspace()  # the blocks' similarities (or spectra) in the same buffers
                 for a in range(0, n, rows):
-                    block = X[a : a + rows].astype(np.float64) if convert else X[a : a + rows]
-                    plan.map(self._prepare(block), pool, n_out, out=out[a : a + rows], workspace=ws, progress=step)
+                    plan.map(self._prepare(float64_block(X[a : a + rows])), pool, n_out, out=out[a : a + rows],
+                             workspace=ws, progress=step)
         finally:
             if bar is not None:
                 bar.close()

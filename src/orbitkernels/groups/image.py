@@ -229,32 +229,29 @@ _WARP_BUILD_BYTES_PER_ENTRY = 256
 
 
 def _pixels_by_columns(X, shape, A, b, normalize):
-    """The warps' stacked matrix M (r d_pix, d_pix) and the rows as (d_pix, n C) columns, what both products take."""
+    """The warps' stacked matrix M (r d_pix, d_pix) and the rows as (d_pix, C n) columns, each channel's rows in
+    order: what every product takes (each column is warped alone, so its order changes no value)."""
     d_pix = shape[0] * shape[1]
     C = shape[2] if len(shape) == 3 else 1
     M = _warp_matrix(shape, A, b, normalize, X.dtype)
-    return M, X.reshape(len(X), d_pix, C).transpose(1, 0, 2).reshape(d_pix, len(X) * C), d_pix, C
+    return M, X.reshape(len(X), d_pix, C).transpose(1, 2, 0).reshape(d_pix, C * len(X)), d_pix, C
 
 
 def _warp(X, shape, A, b, normalize):
     M, Xp, d_pix, C = _pixels_by_columns(X, shape, A, b, normalize)
     r, n = len(A), len(X)
-    out = np.asarray(M @ Xp).reshape(r, d_pix, n, C).transpose(0, 2, 1, 3)
+    out = np.asarray(M @ Xp).reshape(r, d_pix, C, n).transpose(0, 3, 1, 2)
     return np.ascontiguousarray(out.reshape(r, n, d_pix * C))
 
 
 def _warp_columns(X, shape, A, b, normalize):
     """The warps of every row as columns, (r, d_pix C, n): what the stacked matrix makes from the rows taken as
-    columns (channels beside each other, each channel's rows in order), reshaped without a copy.
+    columns (:func:`_pixels_by_columns`), reshaped without a copy.
 
     :func:`_warp`'s transposition into the rows' layout (r, n, d) took as long as the dot products with 500
     templates that follow it on 64 x 64 images (:meth:`AffineImageGroup._act_columns`)."""
-    d_pix = shape[0] * shape[1]
-    C = shape[2] if len(shape) == 3 else 1
-    n = len(X)
-    M = _warp_matrix(shape, A, b, normalize, X.dtype)
-    Xp = X.reshape(n, d_pix, C).transpose(1, 2, 0).reshape(d_pix, C * n)
-    return np.asarray(M @ Xp).reshape(len(A), d_pix * C, n)
+    M, Xp, d_pix, C = _pixels_by_columns(X, shape, A, b, normalize)
+    return np.asarray(M @ Xp).reshape(len(A), d_pix * C, len(X))
 
 
 def _warp_adjoint(X, shape, A, b, normalize):
@@ -264,8 +261,8 @@ def _warp_adjoint(X, shape, A, b, normalize):
     r, n = len(A), len(X)
     out = np.empty((r, n, d_pix * C), dtype=X.dtype)
     for k in range(r):
-        Yk = np.asarray(M[k * d_pix : (k + 1) * d_pix].T @ Xp)  # (d_pix, n C)
-        out[k] = Yk.reshape(d_pix, n, C).transpose(1, 0, 2).reshape(n, d_pix * C)
+        Yk = np.asarray(M[k * d_pix : (k + 1) * d_pix].T @ Xp)  # (d_pix, C n)
+        out[k] = Yk.reshape(d_pix, C, n).transpose(2, 0, 1).reshape(n, d_pix * C)
     return out
 
 

@@ -19,6 +19,8 @@ from ..utils.validation import (
     check_rbf_precision,
     check_random_state,
     count_constraint,
+    float64_block,
+    keeps_integer_rows,
     kernel_param_constraints,
     max_sq_norm,
     positive_real_constraint,
@@ -262,7 +264,7 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         check_not_text(X, name)
         if getattr(X, "dtype", None) == object:  # object arrays of numbers: converted exactly, like the feature maps
             X = np.asarray(X, dtype=np.float64)
-        if isinstance(X, np.ndarray) and X.dtype.kind in "iub":
+        if keeps_integer_rows(X):
             # integer or boolean rows (uint8 images) stay so, converted to float64 block by block in _fill: converted
             # whole, 6000 rows of 28 x 28 uint8 took 55 MB beside a 16 MB budget (float32 rows: 11.5 MB)
             return check_data(X, name, n_features=n_features, dtype=X.dtype)
@@ -330,10 +332,10 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
         """The Gram matrix's blocks into ``K``, X blocks outside; ``bar`` counts the X rows done."""
         r, d = len(E), X.shape[1]
         for a in range(0, len(X), bx):
-            Xa = _as_float(X[a : a + bx])
+            Xa = float64_block(X[a : a + bx])
             GX = None if self.single_sum_ else self.group_.act(Xa, E).reshape(r * len(Xa), d)
             for b in range(0, len(Y), by):
-                Yb = _as_float(Y[b : b + by])
+                Yb = float64_block(Y[b : b + by])
                 m = len(Yb)
                 GY = self.group_.act(Yb, E).reshape(r * m, d)  # (r·m, d): the transformed copies of this block
                 if self.single_sum_:
@@ -375,8 +377,3 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
                 f"({need:.2f} MB); raise it"
             )
         return best
-
-
-def _as_float(block):
-    """A block of rows in float64 where they are integers or booleans (kept so by ``HaarKernel._check_X``)."""
-    return block if block.dtype.kind == "f" else block.astype(np.float64)

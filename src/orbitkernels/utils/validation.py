@@ -78,6 +78,18 @@ def check_data(X, name="X", *, n_features=None, dtype=None, allow_empty=False, c
     return arr
 
 
+def keeps_integer_rows(X):
+    """Whether ``X`` is a NumPy array of integers or booleans, which the budgeted maps (feature maps' ``transform``,
+    ``HaarKernel``) keep as they are and convert block by block (:func:`float64_block`): a uint8 image converted
+    whole is 8 times its size in float64, beside the budget."""
+    return isinstance(X, np.ndarray) and X.dtype.kind in "iub"
+
+
+def float64_block(block):
+    """A block of rows in float64 where they are integers or booleans (:func:`keeps_integer_rows`), else as is."""
+    return block if block.dtype.kind == "f" else block.astype(np.float64)
+
+
 def _row_blocks(arr, block_bytes=256 * 2**10):
     # small blocks: the checks below run inside memory-budgeted calls (HaarKernel, transforms),
     # where a float64 copy of a large block would be a temporary the budget does not allow
