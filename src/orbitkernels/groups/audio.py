@@ -27,13 +27,18 @@ def _check_dist(dist, name, kind):
     return dist
 
 
+def _interp_weights(pos, L):
+    """Each position's left neighbour, its fraction past it and whether the left / right neighbours lie in a row of
+    ``L`` samples: the linear interpolation that :func:`_interp_rows` applies and ``TimeWarp`` transposes."""
+    i0 = np.floor(pos).astype(np.int64)
+    return i0, pos - i0, (i0 >= 0) & (i0 < L), (i0 + 1 >= 0) & (i0 + 1 < L)
+
+
 def _interp_rows(X, pos):
     """Linear interpolation of every row of X (n, L) at fractional positions ``pos`` (L',), zero outside."""
     L = X.shape[1]
-    i0 = np.floor(pos).astype(np.int64)
-    f = (pos - i0).astype(X.dtype)
-    ok0 = (i0 >= 0) & (i0 < L)
-    ok1 = (i0 + 1 >= 0) & (i0 + 1 < L)
+    i0, f, ok0, ok1 = _interp_weights(pos, L)
+    f = f.astype(X.dtype)
     a = np.where(ok0, X[:, np.clip(i0, 0, L - 1)], 0)
     b = np.where(ok1, X[:, np.clip(i0 + 1, 0, L - 1)], 0)
     return (1 - f) * a + f * b
@@ -118,13 +123,11 @@ class TimeWarp(Group):
         out = np.empty((len(E), len(X), L), dtype=X.dtype)
         for k, a in enumerate(E[:, 0]):
             # W[t, i0] = sqrt(a) (1 - f), W[t, i0 + 1] = sqrt(a) f, neighbours outside the row dropped (_interp_rows)
-            pos = a * t
-            i0 = np.floor(pos).astype(np.int64)
-            f = pos - i0
+            i0, f, ok0, ok1 = _interp_weights(a * t, L)
             cols = np.concatenate([i0, i0 + 1])
             vals = np.sqrt(a) * np.concatenate([1.0 - f, f])
             rows = np.concatenate([t, t]).astype(np.int64)
-            ok = (cols >= 0) & (cols < L)
+            ok = np.concatenate([ok0, ok1])
             W = sp.csr_matrix((vals[ok].astype(X.dtype), (rows[ok], cols[ok])), shape=(L, L))
             out[k] = np.asarray(W.T @ X.T).T  # (W^T x for every row)
         return out
