@@ -198,6 +198,27 @@ class Group:
 
     #: number of parameters describing one element (columns of an element array)
     n_params: int = 1
+
+    #: What a group derives from its own action: other ways to compute it (an inverse by parameters, a per-row
+    #: gather, the transpose, the rows as columns, one warp for a product) and the structure the engine reads to
+    #: take a faster path than ``_act`` (a cyclic or polar FFT, a permutation's exact single sum).
+    _FROM_ACTION = ("_act_each", "_act_inverse", "_act_inverse_each", "_act_adjoint", "_act_columns", "_makes_columns",
+                    "has_adjoint", "fuse_product", "grid_subgroup", "cyclic_shape", "is_polar", "n_shifts",
+                    "shift_index", "permutes_coordinates", "commutes_with")
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass that acts otherwise than the group it extends (its own ``_act``, e.g. a nearest-neighbour
+        rotation under :class:`~orbitkernels.groups.ImageRotation`) would still inherit what that group derives
+        from its action (``_FROM_ACTION``), and the engine would compute the parent's action through them (the
+        bilinear warp's columns or transpose, the polar FFT, a one-warp product). Each of them it does not define
+        itself is taken back to :class:`Group`'s: computed through its ``_act`` and ``inverse``, or declared
+        absent. Defining one beside ``_act`` keeps it (the subclass then vouches for it)."""
+        super().__init_subclass__(**kwargs)
+        if "_act" not in cls.__dict__ or all(base._act is Group._act for base in cls.__bases__):
+            return
+        for name in Group._FROM_ACTION:
+            if name not in cls.__dict__:
+                setattr(cls, name, Group.__dict__[name])
     is_finite: bool = False
     is_data_dependent: bool = False
 

@@ -377,7 +377,9 @@ class AffineImageGroup(Group):
 
     def fuse_product(self, product):
         """One warp for a product of affine image groups on the same images."""
-        if all(isinstance(f, AffineImageGroup) and f.image_shape == self.image_shape for f in product.factors):
+        # a factor with its own _act (Group.__init_subclass__) acts otherwise than the warp of its affine map
+        if all(isinstance(f, AffineImageGroup) and type(f)._act is AffineImageGroup._act
+               and f.image_shape == self.image_shape for f in product.factors):
             return _FusedAffine(product)
         return None
 
