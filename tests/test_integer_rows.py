@@ -70,7 +70,7 @@ def test_integer_dask_blocks_are_converted_block_by_block():
 
 def test_haar_kernel_takes_integer_rows_block_by_block():
     """HaarKernel converted integer rows whole too: 6000 rows of 28 x 28 uint8 peaked at 54.7 MB at a 16 MB budget,
-    as much as float64 rows (18.6 MB) now; the same Gram matrix."""
+    as much as float64 rows now (12.7 MB); the same Gram matrix."""
     from orbitkernels.kernels import HaarKernel
 
     X = np.random.default_rng(4).integers(0, 256, (6000, 784)).astype(np.uint8)

@@ -122,6 +122,27 @@ def test_haar_kernel_chunks_x_and_y_within_the_budget(big_X):
         X64, big_X[:5]), rtol=1e-10)
 
 
+@pytest.mark.parametrize("n_y", [1, 30])
+def test_haar_kernel_frees_an_x_block_before_the_next(big_X, n_y):
+    """Many X rows against a few Y rows make tall X blocks: the last block's r moved copies were kept while the next
+    block's were made (2 r d per row counted, 3 r d alive), 18.6 MB beyond K at 16 MB for 6000 rows and 30 Y rows at
+    r = 4, 23.7 MB against one Y row."""
+    budget = 16.0
+    k = HaarKernel(ImageRotation((28, 28)), "rbf", gamma=1e-6, n_group_samples=4, max_memory_mb=budget,
+                   random_state=0)
+    X = big_X[:6000].astype(np.float64)
+    k(X[:50], X[:20])  # the elements and the warp matrix, outside the measurement
+    assert k._blocks(len(X), n_y, 784, 4)[0] < len(X)  # several X blocks
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        K = k(X, X[:n_y])
+        peak = (tracemalloc.get_traced_memory()[1] - K.nbytes) / 2**20
+    finally:
+        tracemalloc.stop()
+    assert peak <= budget, peak
+
+
 def test_pooling_temporaries_are_counted_per_block_where_the_back_end_pools_blocks(rng):
     """NumPy pools cache-sized blocks straight into the output rows: the pooling's temporaries (a block of
     features, the CDF's bin indices) are one block's, not one per chunk row (counted per row they halved
