@@ -569,6 +569,17 @@ class ProjectionPlan:
             self._data_inverse = False
             self._template_inverse = not adjoint
             self._template_adjoint = adjoint
+        if (self._data_inverse or (mode == "templates" and self._template_inverse)) \
+                and type(group)._act_inverse is Group._act_inverse:
+            # Group's act_inverse goes through inverse(E): a group that has no inverse by parameters (a product
+            # subclass with its own action, whose factors do not commute) failed at the first transform, after a
+            # fit that succeeded, with advice to use act_inverse (what failed); say so here, by name
+            try:
+                group.inverse(elements[:1])
+            except ValueError as e:
+                other = "data" if mode == "templates" else "templates"
+                raise ValueError(f"action={action!r} applies the inverses of the group's elements, which {group!r} "
+                                 f"cannot give ({e}); use action={other!r}") from e
         self.mode = mode
         s, r = len(templates), len(elements)
         self.n_templates, self.n_elements = s, r

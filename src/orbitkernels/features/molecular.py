@@ -96,6 +96,27 @@ def density_inner_products(X, Y=None, *, sigma, species=QM7_SPECIES, weighting="
     return np.einsum("iac,jbc,ijab->ij", cx, cy, overlap)
 
 
+def _check_acts_by_matrices(group):
+    """Refuse a group whose action ``group.matrices`` does not describe.
+
+    The map never applies ``group.act``: it turns the wavevectors by the elements' matrices, S_{Rρ}(k) = S_ρ(Rᵀ k)
+    (Raj et al. 2017, §2.2.1), which is the action only where the class that defines ``_act`` defines ``matrices``
+    too. A Rotation3D subclass with its own ``_act`` (a rotation seen in a mirror) got the parent's rotations' features
+    in silence (bit for bit); it may define ``matrices`` beside its ``_act`` (the orthogonal 3 x 3 map of each element
+    on the positions about the centre), and then vouches for it.
+    """
+    mro = type(group).__mro__
+
+    def owner(name):
+        return next(i for i, c in enumerate(mro) if name in c.__dict__)
+
+    if owner("_act") < owner("matrices"):
+        raise ValueError(f"{group!r} acts by its own _act, which {type(group).__name__}.matrices does not describe; "
+                         "MolecularOrbitFeatures turns the wavevectors by group.matrices(E) and never calls act, so it "
+                         "would compute the parent's rotations: define matrices beside _act (each element's orthogonal "
+                         "3 x 3 map of the positions)")
+
+
 class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                              BaseEstimator):
     """Rotation- (and permutation-, translation-) invariant random features of molecules.
@@ -329,6 +350,7 @@ class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMix
                              "is not a finite positive float; give positions and sigma in ångström (or bohr)")
         rng = check_random_state(self.random_state)
         group = Rotation3D() if self.group is None else self.group
+        _check_acts_by_matrices(group)
         if group.n_features is not None and group.n_features != X.shape[1]:
             raise ValueError(f"{group!r} acts on rows of {group.n_features} columns; X has {X.shape[1]}")
         self.gamma_ = float(self.gamma)

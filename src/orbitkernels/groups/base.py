@@ -200,11 +200,21 @@ class Group:
     n_params: int = 1
 
     #: What a group derives from its own action: other ways to compute it (an inverse by parameters, a per-row
-    #: gather, the transpose, the rows as columns, one warp for a product) and the structure the engine reads to
-    #: take a faster path than ``_act`` (a cyclic or polar FFT, a permutation's exact single sum).
+    #: gather, the transpose, the rows as columns, one warp for a product), the structure the engine reads to
+    #: take a faster path than ``_act`` (a cyclic or polar FFT, a permutation's exact single sum) and its claims
+    #: about other groups (commuting with them, a law kept under conjugation by them: a product's inverse by
+    #: parameters and its symmetry, hence which side its features are computed on).
     _FROM_ACTION = ("_act_each", "_act_inverse", "_act_inverse_each", "_act_adjoint", "_act_columns", "_makes_columns",
                     "has_adjoint", "fuse_product", "grid_subgroup", "cyclic_shape", "is_polar", "n_shifts",
-                    "shift_index", "permutes_coordinates", "commutes_with")
+                    "shift_index", "permutes_coordinates", "commutes_with", "law_invariant_under")
+
+    #: (method that defines the action, what is derived from it): a subclass that brings its own such method
+    #: takes back the derived names (:meth:`__init_subclass__`); image groups add their ``affine`` map
+    _ACTION_SOURCES = (("_act", _FROM_ACTION),)
+
+    #: set on a subclass that acts otherwise than the library group it extends: the library's claims about it
+    #: (``commutes_with``, ``law_invariant_under``: tests of its class) do not hold for it (:func:`_may_judge`)
+    _acts_itself = False
 
     def __init_subclass__(cls, **kwargs):
         """A subclass that acts otherwise than the group it extends (its own ``_act``, e.g. a nearest-neighbour
@@ -212,13 +222,27 @@ class Group:
         from its action (``_FROM_ACTION``), and the engine would compute the parent's action through them (the
         bilinear warp's columns or transpose, the polar FFT, a one-warp product). Each of them it does not define
         itself is taken back to :class:`Group`'s: computed through its ``_act`` and ``inverse``, or declared
-        absent. Defining one beside ``_act`` keeps it (the subclass then vouches for it)."""
+        absent. Defining one beside ``_act`` keeps it (the subclass then vouches for it).
+
+        "Its own" is by the method resolution order, not by the class body alone: ``_act`` brought by a mixin
+        (``class Mine(NegatedMixin, CyclicShift)``) acts otherwise than CyclicShift's FFT structure as well, and a
+        mixin that is no group (no ``_act`` at all) is no reason to fail."""
         super().__init_subclass__(**kwargs)
-        if "_act" not in cls.__dict__ or all(base._act is Group._act for base in cls.__bases__):
-            return
-        for name in Group._FROM_ACTION:
-            if name not in cls.__dict__:
+        mro = cls.__mro__
+
+        def owner(name):  # the class whose definition cls uses
+            return next((i for i, c in enumerate(mro) if name in c.__dict__), len(mro))
+
+        group = mro.index(Group)
+        for source, names in cls._ACTION_SOURCES:
+            src = owner(source)
+            # derived from an action further up the MRO than the one cls uses (Group's defaults need no reset)
+            stale = [name for name in names if src < owner(name) < group]
+            for name in stale:
                 setattr(cls, name, Group.__dict__[name])
+            if stale:
+                cls._acts_itself = True
+
     is_finite: bool = False
     is_data_dependent: bool = False
 
@@ -962,12 +986,22 @@ def _stacklevel_outside(filename):
     return level
 
 
+def _may_judge(a, b):
+    """Whether ``a``'s claims about ``b`` (``commutes_with``, ``law_invariant_under``) may be believed. A library
+    group's claims test ``b``'s class (``isinstance``), which says nothing of a subclass of it with its own action
+    (``Group.__init_subclass__``): a rotation conjugated by a fixed pixel permutation is an ImageRotation, yet it
+    does not commute with rotations, and a product of the two then gave an inverse by parameters that is not the
+    inverse, was called symmetric, and a group whose averages are invariant to every factor (no NotAGroupWarning).
+    A subclass with its own action that defines the claim beside it vouches for it."""
+    return not type(b)._acts_itself or type(a)._acts_itself
+
+
 def _commute(a, b):
-    return bool(a.commutes_with(b) or b.commutes_with(a))
+    return bool((a.commutes_with(b) and _may_judge(a, b)) or (b.commutes_with(a) and _may_judge(b, a)))
 
 
 def _conj_invariant(a, b):
-    return bool(a.law_invariant_under(b))
+    return bool(a.law_invariant_under(b) and _may_judge(a, b))
 
 
 def _try_fuse(product):

@@ -317,6 +317,14 @@ class AffineImageGroup(Group):
 
     kind = "additive"
 
+    #: What an image group derives from the form of its affine map rather than through :meth:`affine`: the library
+    #: group of grid angles that replaces it (:meth:`grid_subgroup`), the polar FFT (a rotation about the centre is
+    #: a roll of polar samples), its claims about other groups. A subclass with its own ``affine`` (a rotation about
+    #: another point, a shear) keeps the warps, their transposes and one warp for a product, all computed through
+    #: its map, and takes these back to :class:`Group`'s (``Group.__init_subclass__``) unless it defines them beside.
+    _FROM_AFFINE = ("grid_subgroup", "is_polar", "n_shifts", "shift_index", "commutes_with", "law_invariant_under")
+    _ACTION_SOURCES = Group._ACTION_SOURCES + (("affine", _FROM_AFFINE),)
+
     def __init__(self, image_shape):
         self.image_shape = _check_image_shape(image_shape)
 
