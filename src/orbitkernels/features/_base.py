@@ -99,8 +99,9 @@ class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, T
     def _validate_X(self, X, reset, keep_integers=False):
         check_not_text(X, "X")
         if keep_integers and keeps_integer_rows(X):
-            # integer or boolean rows (images of uint8) stay as they are, converted to float64 block by block in
-            # _map: converted whole, 20000 MNIST-sized rows of uint8 took 125 MB beside a 16 MB budget
+            # integer or boolean rows (images of uint8; a DataFrame of such columns: their common type) stay as they
+            # are, converted to float64 block by block in _map: converted whole, 20000 MNIST-sized rows of uint8 took
+            # 125 MB beside a 16 MB budget
             X = validate_data(self, X, reset=reset, dtype=None)
         else:
             X = validate_data(self, as_native_float(X), reset=reset, dtype=[np.float64, np.float32])

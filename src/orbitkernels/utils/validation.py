@@ -5,6 +5,7 @@ parameter and the offending value: nothing is silently coerced or truncated.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 from numbers import Integral, Real
@@ -81,8 +82,22 @@ def check_data(X, name="X", *, n_features=None, dtype=None, allow_empty=False, c
 def keeps_integer_rows(X):
     """Whether ``X`` is a NumPy array of integers or booleans, which the budgeted maps (feature maps' ``transform``,
     ``HaarKernel``) keep as they are and convert block by block (:func:`float64_block`): a uint8 image converted
-    whole is 8 times its size in float64, beside the budget."""
-    return isinstance(X, np.ndarray) and X.dtype.kind in "iub"
+    whole is 8 times its size in float64, beside the budget. A DataFrame of integer or boolean columns too
+    (:func:`integer_frame_dtype`): converted whole, 8000 rows of 784 uint8 columns took 52 MB at an 8 MB budget."""
+    return (isinstance(X, np.ndarray) and X.dtype.kind in "iub") or integer_frame_dtype(X) is not None
+
+
+def integer_frame_dtype(X):
+    """The common NumPy dtype of a DataFrame's columns where they are all NumPy integers or booleans and so is that
+    type (uint8 with bool: uint8), else None: pandas' nullable ``Int64`` (which may hold NA), a float column, or
+    int64 beside uint64 (common type float64) are converted whole, as before."""
+    if isinstance(X, np.ndarray) or not hasattr(X, "columns") or not hasattr(X, "dtypes") or len(X.columns) == 0:
+        return None
+    kinds = set(X.dtypes)
+    if not all(isinstance(t, np.dtype) and t.kind in "iub" for t in kinds):
+        return None
+    dt = functools.reduce(np.promote_types, kinds)  # not np.result_type: at most 64 arguments in older NumPy
+    return dt if dt.kind in "iub" else None
 
 
 def float64_block(block):
@@ -363,7 +378,10 @@ def scale_gamma(X):
     """
     n, d = X.shape
     step = max(1, (1 << 22) // max(1, d))
-    top = max((float(np.max(np.abs(X[a : a + step]))) for a in range(0, n, step)), default=0.0)
+    # max |x| from each block's max and min in float: np.abs of a signed integer's minimum is itself (int8: -128),
+    # so integer rows (HaarKernel keeps them) of only 0 and -128 had top 0 and gamma 1.0 instead of 1 / (d var)
+    top = max((max(abs(float(b.max())), abs(float(b.min()))) for b in (X[a : a + step] for a in range(0, n, step))),
+              default=0.0)
     if top == 0.0:
         return 1.0
     c = 2.0 ** np.frexp(top)[1]  # a power of two: X / c is exact, γ the same bits as without it where both work
