@@ -122,7 +122,13 @@ class CyclicShift(Group):
         return np.ravel_multi_index(src, self.shape)
 
     def _act(self, X, E):
-        return X[:, self._index(E)].transpose(1, 0, 2)
+        # gathered element by element into (r, n, d) order: X[:, index] is (n, r, d) and its transposed view made
+        # the reshape of the moved rows into (r n, d) (the engine's data side, HaarKernel) copy them whole
+        index = self._index(E)
+        out = np.empty((len(E), len(X), X.shape[1]), dtype=X.dtype)
+        for k in range(len(E)):
+            np.take(X, index[k], axis=1, out=out[k], mode="clip")  # indices in range: unbuffered
+        return out
 
     def _act_each(self, X, E):
         return np.take_along_axis(X, self._index(E), axis=1)
