@@ -34,6 +34,7 @@ from orbitkernels.groups import (BlockPermutation, CoulombPermutation, CyclicShi
                                  encode_molecules)
 from orbitkernels.groups.image import AffineImageGroup, _warp
 from orbitkernels.kernels import HaarKernel
+from test_subclass_action import fourier_by_hand  # Raj et al. 2017, Eq. 7 by hand over g's own action
 
 
 def _perm(d):
@@ -117,13 +118,6 @@ def rows_for(group, n=7, seed=0):
         A = rng.normal(size=(n, 3, 3))
         return (A + A.transpose(0, 2, 1)).reshape(n, 9)
     return rng.normal(size=(n, d))
-
-
-def fourier_by_hand(est, g, X):
-    """Raj et al. 2017, Eq. 7: [Re, Im] of sum_k w_k exp(i <omega_j, g_k x>) / sqrt(s), over g's own action."""
-    P = np.einsum("knd,sd->kns", g.act(X, est.group_elements_), est.templates_)
-    Z = np.einsum("k,kns->ns", est.group_weights_, np.exp(1j * P))
-    return np.hstack([Z.real, Z.imag]) / np.sqrt(est.n_components_)
 
 
 def fourier_on_templates_by_hand(est, g, X):

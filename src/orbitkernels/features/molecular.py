@@ -45,7 +45,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..backends import BACKENDS, get_backend
-from ..groups.base import resolve_elements
+from ..groups.base import _defined_at, resolve_elements
 from ..groups.rotation3d import Rotation3D, decode_molecules
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.progress import progress
@@ -105,12 +105,7 @@ def _check_acts_by_matrices(group):
     in silence (bit for bit); it may define ``matrices`` beside its ``_act`` (the orthogonal 3 x 3 map of each element
     on the positions about the centre), and then vouches for it.
     """
-    mro = type(group).__mro__
-
-    def owner(name):
-        return next(i for i, c in enumerate(mro) if name in c.__dict__)
-
-    if owner("_act") < owner("matrices"):
+    if _defined_at(type(group), "_act") < _defined_at(type(group), "matrices"):
         raise ValueError(f"{group!r} acts by its own _act, which {type(group).__name__}.matrices does not describe; "
                          "MolecularOrbitFeatures turns the wavevectors by group.matrices(E) and never calls act, so it "
                          "would compute the parent's rotations: define matrices beside _act (each element's orthogonal "

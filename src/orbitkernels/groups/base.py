@@ -161,6 +161,12 @@ def unit_points(n, k, rng):
     return np.mod(lattice + gen.random(k)[None, :], 1.0)
 
 
+def _defined_at(cls, name):
+    """Index in ``cls.__mro__`` of the class whose definition of ``name`` cls uses (the MRO's length where none
+    defines it): which of a method that defines the action and what is derived from it is the nearer."""
+    return next((i for i, c in enumerate(cls.__mro__) if name in c.__dict__), len(cls.__mro__))
+
+
 class Group:
     """Abstract base class of group actions with a distribution over the group.
 
@@ -228,16 +234,11 @@ class Group:
         (``class Mine(NegatedMixin, CyclicShift)``) acts otherwise than CyclicShift's FFT structure as well, and a
         mixin that is no group (no ``_act`` at all) is no reason to fail."""
         super().__init_subclass__(**kwargs)
-        mro = cls.__mro__
-
-        def owner(name):  # the class whose definition cls uses
-            return next((i for i, c in enumerate(mro) if name in c.__dict__), len(mro))
-
-        group = mro.index(Group)
+        group = cls.__mro__.index(Group)
         for source, names in cls._ACTION_SOURCES:
-            src = owner(source)
+            src = _defined_at(cls, source)
             # derived from an action further up the MRO than the one cls uses (Group's defaults need no reset)
-            stale = [name for name in names if src < owner(name) < group]
+            stale = [name for name in names if src < _defined_at(cls, name) < group]
             for name in stale:
                 setattr(cls, name, Group.__dict__[name])
             if stale:

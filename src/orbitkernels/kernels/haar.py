@@ -269,9 +269,9 @@ class HaarKernel(VersionedPickleMixin, BaseEstimator):
             # integer or boolean rows (uint8 images) stay so, converted to float64 block by block in _fill: converted
             # whole, 6000 rows of 28 x 28 uint8 took 55 MB beside a 16 MB budget (float32 rows: 11.5 MB); a DataFrame
             # of such columns in their common type (np.asarray made bool beside uint8 an object array)
-            dtype = X.dtype if isinstance(X, np.ndarray) else integer_frame_dtype(X)
-            return check_data(X if isinstance(X, np.ndarray) else X.to_numpy(dtype=dtype), name,
-                              n_features=n_features, dtype=dtype)
+            if not isinstance(X, np.ndarray):
+                X = X.to_numpy(dtype=integer_frame_dtype(X))
+            return check_data(X, name, n_features=n_features, dtype=X.dtype)
         return check_data(X, name, n_features=n_features)
 
     def _k(self, A, B):
