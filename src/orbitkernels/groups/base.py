@@ -328,7 +328,8 @@ class Group:
         return self._sample(n, rng)
 
     def _sample(self, n, rng):
-        raise NotImplementedError
+        _undefined(self, "_sample(n, rng)", "how an infinite group draws n elements from q (a finite one lists "
+                   "elements() instead)")
 
     def _sample_qmc(self, n, rng):
         """Stratified / lattice draws, or None where this group has no such scheme (then i.i.d.)."""
@@ -413,7 +414,7 @@ class Group:
 
     def identity(self) -> np.ndarray:
         """The identity element, as an array of shape (1, n_params)."""
-        raise NotImplementedError
+        _undefined(self, "identity()", "the identity element, shape (1, n_params)")
 
     def inverse(self, E) -> np.ndarray:
         """The parameters of the inverse of each element of ``E``: shape (len(E), n_params).
@@ -422,7 +423,7 @@ class Group:
         product of non-commuting factors, Montavon's data-dependent scheme); :meth:`act_inverse`
         applies the inverses without them.
         """
-        raise NotImplementedError
+        _undefined(self, "inverse(E)", "the parameters of each element's inverse")
 
     # ------------------------------------------------------------ action
     def act(self, X, E) -> np.ndarray:
@@ -529,7 +530,7 @@ class Group:
         return self._act_each(X, E)
 
     def _act(self, X, E):
-        raise NotImplementedError
+        _undefined(self, "_act(X, E)", "how each element moves each row, shape (len(E), len(X), n_features)")
 
     def _act_each(self, X, E):
         # Correct for every group; subclasses override with a gather that avoids
@@ -542,7 +543,8 @@ class Group:
     @property
     def is_unitary(self) -> bool:
         """Whether <g x, g z> = <x, z> for every element and rows x, z (Raj et al. 2017, Lemma 2.1)."""
-        raise NotImplementedError
+        _undefined(self, "is_unitary", "whether <g x, g z> = <x, z> for every element (the maps move a unitary "
+                   "action to their templates)")
 
     @property
     def is_unitary_in_continuum(self) -> bool:
@@ -561,7 +563,7 @@ class Group:
     @property
     def is_symmetric(self) -> bool:
         """Whether q(g) = q(g^{-1}): g and its inverse have the same law."""
-        raise NotImplementedError
+        _undefined(self, "is_symmetric", "whether g and its inverse have the same law under q")
 
     #: the action is an exact permutation of coordinates (every base kernel is then invariant
     #: under the common action, and the single-sum Haar kernel is exact)
@@ -985,6 +987,14 @@ def _stacklevel_outside(filename):
     while frame is not None and frame.f_code.co_filename == filename:
         level, frame = level + 1, frame.f_back
     return level
+
+
+def _undefined(group, name, what):
+    """What a group must define and did not (a user's subclass of Group: docs/user_guide.md, "Your own group"):
+    a bare NotImplementedError from deep inside a feature map's fit named neither the class nor the member."""
+    raise NotImplementedError(f"{type(group).__name__} does not define {name}: {what}. A subclass of Group defines "
+                              "_act, inverse, identity, is_unitary, is_symmetric, and elements() or _sample() "
+                              "(docs/user_guide.md, 'Your own group')")
 
 
 def _may_judge(a, b):

@@ -372,7 +372,9 @@ class AffineImageGroup(Group):
         A, b = self.inverse_affine(E) if inverse else self.affine(E)
         return _warp_columns(X, self.image_shape, A, b, True)
 
-    is_unitary = True
+    # No is_unitary here: an affine map keeps dot products only where it keeps areas (|det A| = 1), which a
+    # rotation and a translation do and a scaling or a subclass's own map need not; inherited True, a user's
+    # stretch of the grid had its features computed on the templates, <x, g^-1 t>, |det A| away from Eq. 7's.
     #: the warp is a sparse linear map of the pixels (bilinear interpolation): its transpose is known
     has_adjoint = True
 
@@ -396,6 +398,14 @@ class _FusedAffine(AffineImageGroup):
     def __init__(self, product: ProductGroup):
         self.product = product
         self.image_shape = product.factors[0].image_shape
+
+    @property
+    def is_unitary(self):
+        return self.product.is_unitary
+
+    @property
+    def is_unitary_in_continuum(self):
+        return self.product.is_unitary_in_continuum
 
     def affine(self, E):
         parts = self.product.split(E)
@@ -451,6 +461,8 @@ class ImageRotation(AffineImageGroup):
     """
 
     kind = "circular"
+    #: a rotation keeps areas (det A = 1): exact on the image inside its inscribed disc, up to interpolation
+    is_unitary = True
 
     def __init__(self, image_shape, angle=None, n_angles=None):
         super().__init__(image_shape)
@@ -566,6 +578,8 @@ class ImageTranslation(AffineImageGroup):
 
     kind = "additive"
     n_params = 2
+    #: a translation keeps areas: exact for content that stays inside the frame, up to interpolation
+    is_unitary = True
 
     def __init__(self, image_shape, shift):
         super().__init__(image_shape)
