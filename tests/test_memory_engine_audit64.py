@@ -31,7 +31,7 @@ def test_a_chunked_data_side_transform_builds_its_warp_once(monkeypatch):
     f = OrbitFourierFeatures(ImageScaling((16, 16), scale=Uniform(0.8, 1.2)), n_components=50, n_group_samples=16,
                              max_memory_mb=1.0, action="data", random_state=0).fit(X[:50])
     assert f.action_ == "data" and f.plan_.chunk_rows(400, 256, 4) < 100  # several chunks
-    whole = OrbitFourierFeatures(**{**f.get_params(), "max_memory_mb": 256.0}).fit(X[:50]).transform(X)
+    whole = OrbitFourierFeatures(**{**f.get_params(deep=False), "max_memory_mb": 256.0}).fit(X[:50]).transform(X)
     calls = _count_builds(monkeypatch)
     F = f.transform(X)
     assert len(calls) == 1
@@ -46,7 +46,7 @@ def test_haar_kernel_blocks_share_one_warp_per_side(monkeypatch):
     X, Y = rng.random((60, 64)), rng.random((80, 64))
     k = HaarKernel(ImageScaling((8, 8), scale=Uniform(0.9, 1.1)), "rbf", gamma=1 / 64, n_group_samples=8,
                    max_memory_mb=0.05, random_state=0)
-    ref = HaarKernel(**{**k.get_params(), "max_memory_mb": 256.0})
+    ref = HaarKernel(**{**k.get_params(deep=False), "max_memory_mb": 256.0})
     calls = _count_builds(monkeypatch)
     K = k(X, Y)
     assert len(calls) <= 2  # one set of elements, built once per call side at most

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from ..backends import BACKENDS
 from ..groups.base import Group, resolve_elements, resolve_group
 from ..utils.dispatch import dask_call, is_dask_array
+from ..utils.params import ReplacesNestedParams
 from ..utils.persistence import IncompatibleVersionError, VersionedPickleMixin
 from ..utils.progress import progress
 from ..utils.validation import (
@@ -59,7 +60,8 @@ def as_native_float(X):
     return X
 
 
-class OrbitFeaturesBase(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class OrbitFeaturesBase(VersionedPickleMixin, ReplacesNestedParams, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                        BaseEstimator):
     """Common ``fit``/``transform`` of the orbit feature maps.
 
     Subclasses implement ``_draw_templates(X, rng)``, ``_pool_spec()`` (their pooling as

@@ -47,6 +47,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..backends import BACKENDS, get_backend
 from ..groups.base import _defined_at, resolve_elements
 from ..groups.rotation3d import Rotation3D, decode_molecules
+from ..utils.params import ReplacesNestedParams
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.progress import progress
 from ..utils.validation import (
@@ -112,8 +113,8 @@ def _check_acts_by_matrices(group):
                          "3 x 3 map of the positions)")
 
 
-class MolecularOrbitFeatures(VersionedPickleMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                             BaseEstimator):
+class MolecularOrbitFeatures(VersionedPickleMixin, ReplacesNestedParams, ClassNamePrefixFeaturesOutMixin,
+                             TransformerMixin, BaseEstimator):
     """Rotation- (and permutation-, translation-) invariant random features of molecules.
 
     Raj et al. 2017, Eq. 7 (orbit random Fourier features) with the group acting on the

@@ -52,6 +52,8 @@ import warnings
 
 import numpy as np
 
+from ..utils import params as _params_module
+from ..utils.params import Parametrized, recording_init
 from ..utils.validation import MAX_COUNT, check_data, check_int, check_random_state
 
 __all__ = ["Group", "ProductGroup", "TrivialGroup", "can_move_to_templates", "resolve_group", "resolve_elements",
@@ -167,7 +169,7 @@ def _defined_at(cls, name):
     return next((i for i, c in enumerate(cls.__mro__) if name in c.__dict__), len(cls.__mro__))
 
 
-class Group:
+class Group(Parametrized):
     """Abstract base class of group actions with a distribution over the group.
 
     An element is one row of ``n_params`` float parameters; the subclasses say what the
@@ -243,6 +245,10 @@ class Group:
                 setattr(cls, name, Group.__dict__[name])
             if stale:
                 cls._acts_itself = True
+        # the constructor's arguments, as given, are the group's parameters (get_params, set_params, clone)
+        init = recording_init(cls.__init__)
+        if init is not cls.__init__:
+            cls.__init__ = init
 
     is_finite: bool = False
     is_data_dependent: bool = False
@@ -724,6 +730,10 @@ class ProductGroup(Group):
         self._splits = np.cumsum([f.n_params for f in flat])[:-1]
         self._warn_if_not_a_group()
 
+    def _params_now(self):
+        # the factors flattened, as the product holds them: (a * b) * c has factors__0 = a, not the product a * b
+        return {"factors": self.factors}
+
     def invariant_factors(self, convention="data"):
         """The factors the uniform average over this product is exactly invariant to, or None when unknown.
 
@@ -982,9 +992,11 @@ class ProductGroup(Group):
 
 def _stacklevel_outside(filename):
     """The ``stacklevel`` of ``warnings.warn`` called from ``filename`` that names the first caller outside it
-    (``G1 * G2`` and ``ProductGroup(G1, G2)`` alike point at the user's line)."""
+    (``G1 * G2`` and ``ProductGroup(G1, G2)`` alike point at the user's line; the constructor's recording wrapper,
+    in utils/params.py, is passed over too)."""
+    inside = {filename, _params_module.__file__}
     level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename == filename:
+    while frame is not None and frame.f_code.co_filename in inside:
         level, frame = level + 1, frame.f_back
     return level
 

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
+from ..utils.params import Parametrized
 from ..utils.validation import MAX_COUNT, check_int, check_random_state, check_real
 
 __all__ = ["Distribution", "Uniform", "VonMises", "Normal", "LogNormal", "LogUniform", "Discrete"]
@@ -45,7 +46,7 @@ def _check_kind(kind):
         raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}")
 
 
-class Distribution:
+class Distribution(Parametrized):
     """Base class: a distribution over a real group parameter.
 
     Two laws are equal (``==``, and hash alike) when they are of the same class with the same parameters.

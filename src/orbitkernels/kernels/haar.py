@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..groups.base import Group, can_move_to_templates, resolve_elements, resolve_group
 from ..utils.kernels import PairwiseKernel
+from ..utils.params import ReplacesNestedParams
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.progress import progress
 from ..utils.validation import (
@@ -34,7 +35,7 @@ __all__ = ["HaarKernel"]
 _FITTED = ("group_", "elements_", "weights_", "kernel_params_", "gamma_", "single_sum_")
 
 
-class HaarKernel(VersionedPickleMixin, BaseEstimator):
+class HaarKernel(VersionedPickleMixin, ReplacesNestedParams, BaseEstimator):
     """k_{q,G}(x, x') = E_{g, g' ~ q} k(g x, g' x') as Gram matrices.
 
     Mroueh et al. 2015, Eq. 1 (q = normalised Haar measure) and Raj et al. 2017,

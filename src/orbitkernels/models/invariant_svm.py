@@ -60,6 +60,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..groups.base import Group, resolve_group
 from ..utils.kernels import PairwiseKernel, rbf_from_dots
+from ..utils.params import ReplacesNestedParams
 from ..utils.persistence import VersionedPickleMixin
 from ..utils.validation import (
     RANDOM_STATE_CONSTRAINT,
@@ -914,7 +915,7 @@ def _primal_coef(fit):
     return e.dual_coef.T @ e.support_vectors if getattr(e, "linear", False) else None
 
 
-class InvariantSVC(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
+class InvariantSVC(VersionedPickleMixin, ReplacesNestedParams, ClassifierMixin, BaseEstimator):
     """Multi-class SVM with the invariance-sensitive max-margin loss of Teo et al. (2007), Eq. (2).
 
     Parameters
