@@ -170,7 +170,12 @@ def test_a_users_group_records_its_own_arguments():
 
 
 def test_a_group_pickled_before_its_arguments_were_recorded_still_clones():
-    g = ImageRotation(S, VonMises(2.0))
+    """Its attributes are not its arguments (ImageRotation(n_angles=8) holds the Discrete law it derived): it shows
+    no parameters, clones as a copy, and says why it cannot be set."""
+    g = ImageRotation(S, n_angles=8)
     del g.__dict__["_init_params"]
-    assert g.get_params(deep=False)["angle"] == VonMises(2.0)  # the attributes of the same names
-    assert repr(clone(g)) == repr(g)
+    assert g.get_params() == {} and repr(clone(g)) == repr(g)
+    est = OrbitFourierFeatures(g, n_components=4)
+    assert repr(clone(est).group) == repr(g) and est.get_params()["group"] is g
+    with pytest.raises(ValueError, match="unpickled from an orbitkernels version that did not record"):
+        g.set_params(n_angles=4)

@@ -725,13 +725,27 @@ class ProductGroup(Group):
         if any(f.is_data_dependent for f in flat):
             raise ValueError("a data-dependent sampling scheme cannot be a factor of a product")
         self.factors = tuple(flat)
-        self.n_params = sum(f.n_params for f in flat)
-        self.is_finite = all(f.is_finite for f in flat)
-        self._splits = np.cumsum([f.n_params for f in flat])[:-1]
         self._warn_if_not_a_group()
 
+    # from the factors as they are now: a factor's set_params (in place, as scikit-learn's nested parameters are
+    # set) changes what it contributes, and a count kept from the constructor would split the elements wrongly
+    @property
+    def n_params(self):
+        return sum(f.n_params for f in self.factors)
+
+    @property
+    def is_finite(self):
+        return all(f.is_finite for f in self.factors)
+
+    @property
+    def _splits(self):
+        return np.cumsum([f.n_params for f in self.factors])[:-1]
+
     def _params_now(self):
-        # the factors flattened, as the product holds them: (a * b) * c has factors__0 = a, not the product a * b
+        # the factors flattened, as the product holds them: (a * b) * c has factors__0 = a, not the product a * b;
+        # a subclass with its own constructor has the arguments it recorded
+        if type(self).__init__ is not ProductGroup.__init__:
+            return super()._params_now()
         return {"factors": self.factors}
 
     def invariant_factors(self, convention="data"):
@@ -993,10 +1007,12 @@ class ProductGroup(Group):
 def _stacklevel_outside(filename):
     """The ``stacklevel`` of ``warnings.warn`` called from ``filename`` that names the first caller outside it
     (``G1 * G2`` and ``ProductGroup(G1, G2)`` alike point at the user's line; the constructor's recording wrapper,
-    in utils/params.py, is passed over too)."""
+    in utils/params.py, and scikit-learn's set_params are passed over too)."""
     inside = {filename, _params_module.__file__}
     level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename in inside:
+    # scikit-learn's frames too: a product built again by Pipeline.set_params(...__group__factors__1__...)
+    while frame is not None and (frame.f_code.co_filename in inside
+                                 or str(frame.f_globals.get("__name__", "")).startswith("sklearn.")):
         level, frame = level + 1, frame.f_back
     return level
 

@@ -103,7 +103,12 @@ class PolarRotation(ImageRotation):
         # is weights() alone, so sampling, is_haar and _unit_laws do not depend on .angle
         if angle is not None:
             self.angle = angle
-        self._w = self._grid_weights()
+        self._grid_weights()  # a law with no mass on the grid is refused here
+
+    @property
+    def _w(self):
+        # from the law as it is now: its set_params (in place, as scikit-learn sets nested parameters) moves q
+        return self._grid_weights()
 
     def _repr_args(self):
         law = "" if self.angle_law is None else f", angle={self.angle_law!r}"

@@ -20,13 +20,26 @@ import inspect
 
 __all__ = ["Parametrized", "ReplacesNestedParams", "recording_init"]
 
-_VAR = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+_P = inspect.Parameter
+_VAR = (_P.VAR_POSITIONAL, _P.VAR_KEYWORD)
+
+
+def _snapshot(value):
+    """A list, dict or array argument as it was given: the constructor derived its state from it then, and a later
+    change to the caller's object would make the recorded arguments describe another group."""
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    if hasattr(value, "__array__") and hasattr(value, "copy") and not hasattr(value, "get_params"):
+        return value.copy()
+    return value
 
 
 def recording_init(init):
-    """``init`` made to record the arguments it was called with (defaults filled in) as ``_init_params``, when it is
-    the constructor of the object's own class: a subclass's constructor that calls its parent's is recorded once,
-    with its own arguments."""
+    """``init`` made to record the arguments it was called with (defaults filled in, lists and arrays copied) as
+    ``_init_params``, when it is the constructor of the object's own class: a subclass's constructor that calls its
+    parent's is recorded once, with its own arguments."""
     if init is object.__init__ or getattr(init, "_records_params", False):
         return init
     sig = inspect.signature(init)
@@ -37,7 +50,7 @@ def recording_init(init):
         if type(self).__init__ is __init__:
             bound = sig.bind(self, *args, **kwargs)
             bound.apply_defaults()
-            params = dict(bound.arguments)
+            params = {name: _snapshot(value) for name, value in bound.arguments.items()}
             params.pop(next(iter(sig.parameters)))
             self._init_params = params
 
@@ -45,20 +58,28 @@ def recording_init(init):
     return __init__
 
 
+def _records(cls):
+    return getattr(cls.__init__, "_records_params", False)
+
+
 def _construct(cls, params):
-    """``cls`` built from ``params`` by its constructor's signature (``*factors`` given positionally)."""
+    """``cls`` built from ``params`` by its constructor's signature: positional-only arguments, and those before a
+    ``*args``, by position; ``*args`` from a tuple or list; the others by name."""
     sig = list(inspect.signature(cls.__init__).parameters.values())[1:]
-    positional = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig)
+    starred = any(p.kind is _P.VAR_POSITIONAL for p in sig)
     args, kwargs = [], {}
     for p in sig:
         if p.name not in params:
             continue
         value = params[p.name]
-        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+        if p.kind is _P.VAR_POSITIONAL:
+            if not isinstance(value, (tuple, list)):
+                raise TypeError(f"{p.name} of {cls.__name__} must be a tuple or list (its *{p.name}); "
+                                f"got {type(value).__name__}")
             args.extend(value)
-        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+        elif p.kind is _P.VAR_KEYWORD:
             kwargs.update(value)
-        elif p.kind is inspect.Parameter.POSITIONAL_ONLY or positional:
+        elif p.kind is _P.POSITIONAL_ONLY or (p.kind is _P.POSITIONAL_OR_KEYWORD and starred):
             args.append(value)
         else:
             kwargs[p.name] = value
@@ -67,6 +88,10 @@ def _construct(cls, params):
 
 def _has_params(value):
     return hasattr(value, "get_params") and not isinstance(value, type)
+
+
+def _holds_params(value):
+    return isinstance(value, (tuple, list)) and any(_has_params(v) for v in value)
 
 
 def _nested_items(value):
@@ -82,13 +107,19 @@ def _nested_items(value):
     return []
 
 
+def _no_params(value, subs, where):
+    names = ", ".join(f"{where}__{k}" for k in subs)
+    return ValueError(f"{where} is {value!r}, which has no parameters to set ({names})")
+
+
 def _with_nested(value, subs, where):
-    """A copy of ``value`` (a group or law, or a tuple of them) with the nested parameters ``subs`` set."""
+    """A new ``value`` (a group or law, or a tuple of them) with the nested parameters ``subs`` set; ``value`` itself
+    is left as it was (it may be shared: one law for both axes of a translation, a group in two estimators)."""
+    if isinstance(value, Parametrized):
+        return value._with_params(subs)
     if _has_params(value) and hasattr(value, "set_params"):
-        # a copy: the object may be shared (one law for both axes of a translation, a group in two estimators)
-        fresh = value.__sklearn_clone__() if isinstance(value, Parametrized) else copy.deepcopy(value)
-        return fresh.set_params(**subs)
-    if isinstance(value, (tuple, list)) and any(_has_params(v) for v in value):
+        return copy.deepcopy(value).set_params(**subs)
+    if _holds_params(value):
         items, deeper = list(value), {}
         for key, v in subs.items():
             index, delim, rest = key.partition("__")
@@ -102,8 +133,16 @@ def _with_nested(value, subs, where):
         for i, s in deeper.items():
             items[i] = _with_nested(items[i], s, f"{where}__{i}")
         return type(value)(items)
-    names = ", ".join(f"{where}__{k}" for k in subs)
-    raise ValueError(f"{where} is {value!r}, which has no parameters to set ({names})")
+    raise _no_params(value, subs, where)
+
+
+def _quiet_not_a_group(make):
+    """``make()`` without the warning that a product is no group: the object it copies warned already."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*\(not a group\)")
+        return make()
 
 
 class Parametrized:
@@ -111,18 +150,21 @@ class Parametrized:
 
     The arguments are those the constructor recorded (:func:`recording_init`), else the attributes of the same names
     (laws, which keep their arguments as given). ``set_params`` builds the object again from them, so that what the
-    constructor derives and checks follows (a bad value fails as it would in the constructor), and takes the new
-    object's state in place, as scikit-learn's nested ``set_params`` expects of a parameter object.
+    constructor derives and checks follows (a bad value fails as it would in the constructor, and leaves the object
+    as it was), and takes the new object's state in place, as scikit-learn's nested ``set_params`` expects of a
+    parameter object.
     """
 
     def _params_now(self):
         if "_init_params" in self.__dict__:
             return dict(self.__dict__["_init_params"])
+        if _records(type(self)):
+            return {}  # unpickled from a version that did not record them: unknown (set_params says so)
         init = type(self).__init__
         if init is object.__init__:
             return {}
         names = [p.name for p in list(inspect.signature(init).parameters.values())[1:] if p.kind not in _VAR]
-        return {name: getattr(self, name) for name in names if hasattr(self, name)}
+        return {name: self.__dict__[name] for name in names if name in self.__dict__}
 
     def get_params(self, deep=True):
         """The constructor's arguments by name; with ``deep``, also those of the laws and groups among them, as
@@ -133,12 +175,12 @@ class Parametrized:
                 params.update((f"{name}__{key}", sub) for key, sub in _nested_items(value))
         return params
 
-    def set_params(self, **params):
-        """Set constructor arguments, nested ones included (``angle__kappa=4.0``); the object is built again from
-        them (``ValueError`` for a name it does not take, or a value its constructor refuses) and returned."""
-        if not params:
-            return self
+    def _with_params(self, params):
+        """A new object of this class with ``params`` (nested names included) set; this one is left as it was."""
         current = self._params_now()
+        if not current and _records(type(self)) and "_init_params" not in self.__dict__:
+            raise ValueError(f"{self!r} was unpickled from an orbitkernels version that did not record its "
+                             "constructor's arguments: build it again to set its parameters")
         nested = {}
         for key, value in params.items():
             name, delim, sub = key.partition("__")
@@ -150,7 +192,14 @@ class Parametrized:
                 current[name] = value
         for name, subs in nested.items():
             current[name] = _with_nested(current[name], subs, name)
-        new = _construct(type(self), current)
+        return _construct(type(self), current)
+
+    def set_params(self, **params):
+        """Set constructor arguments, nested ones included (``angle__kappa=4.0``); the object is built again from
+        them (``ValueError`` for a name it does not take, or a value its constructor refuses) and returned."""
+        if not params:
+            return self
+        new = self._with_params(params)
         self.__dict__.clear()
         self.__dict__.update(new.__dict__)
         return self
@@ -161,8 +210,8 @@ class Parametrized:
 
         params = self._params_now()
         if not params and type(self).__init__ is not object.__init__:
-            return copy.deepcopy(self)  # arguments unknown (an object unpickled from before they were recorded)
-        return _construct(type(self), {k: clone(v, safe=False) for k, v in params.items()})
+            return copy.deepcopy(self)  # arguments unknown (unpickled from before they were recorded) or none
+        return _quiet_not_a_group(lambda: _construct(type(self), {k: clone(v, safe=False) for k, v in params.items()}))
 
 
 class ReplacesNestedParams:
@@ -170,16 +219,24 @@ class ReplacesNestedParams:
     scikit-learn's would change the group object in place: shared with another estimator, or fitted as ``group_``,
     that object is left as it was."""
 
+    def get_params(self, deep=True):
+        params = super().get_params(deep=deep)
+        if deep:  # the items of a list of groups (InvariantSVC's transformations), as a group names its laws
+            for name, value in list(params.items()):
+                if "__" not in name and _holds_params(value):
+                    params.update((f"{name}__{key}", sub) for key, sub in _nested_items(value))
+        return params
+
     def set_params(self, **params):
-        replaced = {}
+        nested = {}
         for key in [k for k in params if "__" in k]:
             name, _, sub = key.partition("__")
-            value = getattr(self, name, None)
-            if isinstance(value, Parametrized) or (isinstance(value, (tuple, list))
-                                                   and any(isinstance(v, Parametrized) for v in value)):
-                replaced.setdefault(name, (value, {}))[1][sub] = params.pop(key)
-        for name, (value, subs) in replaced.items():
-            if name in params:  # the object itself replaced too: its nested parameters apply to the new one
-                value = params.pop(name)
+            if name not in params and not hasattr(self, name):
+                continue  # scikit-learn names the invalid parameter
+            value = params[name] if name in params else getattr(self, name)
+            if isinstance(value, Parametrized) or _holds_params(value) or not hasattr(value, "set_params"):
+                nested.setdefault(name, {})[sub] = params.pop(key)
+        for name, subs in nested.items():
+            value = params[name] if name in params else getattr(self, name)
             params[name] = _with_nested(value, subs, name)
         return super().set_params(**params)
