@@ -218,6 +218,24 @@ def test_plot_qm7_orbit_features_without_the_data(run_example, empty_data):
     _check_qm7(run_example("plot_qm7_orbit_features", empty_data), "generated molecules (QM7 not found)")
 
 
+# --- plot_local_invariance ---------------------------------------------------------------------------------------
+def test_plot_local_invariance(run_example, empty_data):
+    out = run_example("plot_local_invariance", empty_data)
+    cv = {float(m.group(1)): float(m.group(2)) for m in re.finditer(
+        rf"^kappa\s+({FLOAT})\s+cross-validated accuracy ({FLOAT})", out, re.M)}
+    assert sorted(cv) == [0.0, 0.25, 1.0, 4.0, 64.0], out
+    best = float(re.search(rf"^chosen kappa ({FLOAT})\s+test accuracy", out, re.M).group(1))
+    # the search's choice is the best mean, a law in between: it beats the uniform law and the one of least spread
+    assert cv[best] == max(cv.values()) and 0.0 < best < 64.0, out
+    rows = {m.group(1).strip(): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
+        r"^(.{24}) test errors\s+(\d+)\s+6 and 9 confused (\d+)", out, re.M)}
+    chosen, uniform, rigid = (rows[k] for k in (f"chosen (kappa {best:g})", "uniform (kappa 0)",
+                                                  "nearly none (kappa 64)"))
+    # "the uniform law confuses them, the chosen one does not"; "the most errors of the three"
+    assert uniform[1] > 0 and chosen[1] == 0, out
+    assert rigid[0] > max(chosen[0], uniform[0]) and chosen[0] < uniform[0], out
+
+
 # --- plot_rotated_digits -----------------------------------------------------------------------------------------
 def test_plot_rotated_digits(run_example, empty_data):
     out = run_example("plot_rotated_digits", empty_data)

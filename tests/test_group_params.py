@@ -100,6 +100,15 @@ def test_bad_names_are_named(key, message):
         ImageTranslation(S, (Normal(1.0), Normal(2.0))).set_params(shift__2__sigma=1.0)
 
 
+def test_a_law_left_to_its_default_says_to_give_one():
+    """ImageRotation(shape) holds angle=None (the uniform default): a search over angle__kappa needs a law first."""
+    est = OrbitFourierFeatures(ImageRotation(S), n_components=4)
+    with pytest.raises(ValueError, match=r"^group__angle is None, which has no parameters to set "
+                                         r"\(group__angle__kappa\); set group__angle itself, or give it a value "
+                                         r"that has them first \(angle=VonMises\(1.0\) before angle__kappa\)"):
+        est.set_params(group__angle__kappa=2.0)
+
+
 def test_a_bad_value_fails_as_in_the_constructor():
     with pytest.raises(ValueError, match="kappa must be >= 0"):
         ImageRotation(S, VonMises(2)).set_params(angle__kappa=-1.0)

@@ -109,14 +109,16 @@ def _nested_items(value):
 
 def _no_params(value, subs, where):
     names = ", ".join(f"{where}__{k}" for k in subs)
-    return ValueError(f"{where} is {value!r}, which has no parameters to set ({names})")
+    # ImageRotation(shape) holds angle=None (the uniform default): kappa belongs to a law the user gives
+    return ValueError(f"{where} is {value!r}, which has no parameters to set ({names}); set {where} itself, or give "
+                      f"it a value that has them first (angle=VonMises(1.0) before angle__kappa)")
 
 
 def _with_nested(value, subs, where):
     """A new ``value`` (a group or law, or a tuple of them) with the nested parameters ``subs`` set; ``value`` itself
     is left as it was (it may be shared: one law for both axes of a translation, a group in two estimators)."""
     if isinstance(value, Parametrized):
-        return value._with_params(subs)
+        return value._with_params(subs, where)
     if _has_params(value) and hasattr(value, "set_params"):
         return copy.deepcopy(value).set_params(**subs)
     if _holds_params(value):
@@ -175,8 +177,9 @@ class Parametrized:
                 params.update((f"{name}__{key}", sub) for key, sub in _nested_items(value))
         return params
 
-    def _with_params(self, params):
-        """A new object of this class with ``params`` (nested names included) set; this one is left as it was."""
+    def _with_params(self, params, where=""):
+        """A new object of this class with ``params`` (nested names included) set; this one is left as it was.
+        ``where``: this object's own nested name, for the errors (``group`` under an estimator)."""
         current = self._params_now()
         if not current and _records(type(self)) and "_init_params" not in self.__dict__:
             raise ValueError(f"{self!r} was unpickled from an orbitkernels version that did not record its "
@@ -191,7 +194,7 @@ class Parametrized:
             else:
                 current[name] = value
         for name, subs in nested.items():
-            current[name] = _with_nested(current[name], subs, name)
+            current[name] = _with_nested(current[name], subs, f"{where}__{name}" if where else name)
         return _construct(type(self), current)
 
     def set_params(self, **params):
