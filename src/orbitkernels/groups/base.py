@@ -250,6 +250,12 @@ class Group(Parametrized):
         if init is not cls.__init__:
             cls.__init__ = init
 
+    def __sklearn_clone__(self):
+        # built again from its arguments: a product that is no group warned when the object cloned was made
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotAGroupWarning)
+            return super().__sklearn_clone__()
+
     is_finite: bool = False
     is_data_dependent: bool = False
 

@@ -399,14 +399,6 @@ class _FusedAffine(AffineImageGroup):
         self.product = product
         self.image_shape = product.factors[0].image_shape
 
-    @property
-    def is_unitary(self):
-        return self.product.is_unitary
-
-    @property
-    def is_unitary_in_continuum(self):
-        return self.product.is_unitary_in_continuum
-
     def affine(self, E):
         parts = self.product.split(E)
         A, b = self.product.factors[0].affine(parts[0])

@@ -138,15 +138,6 @@ def _with_nested(value, subs, where):
     raise _no_params(value, subs, where)
 
 
-def _quiet_not_a_group(make):
-    """``make()`` without the warning that a product is no group: the object it copies warned already."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r".*\(not a group\)")
-        return make()
-
-
 class Parametrized:
     """``get_params`` / ``set_params`` / ``__sklearn_clone__`` over the constructor's arguments.
 
@@ -214,7 +205,7 @@ class Parametrized:
         params = self._params_now()
         if not params and type(self).__init__ is not object.__init__:
             return copy.deepcopy(self)  # arguments unknown (unpickled from before they were recorded) or none
-        return _quiet_not_a_group(lambda: _construct(type(self), {k: clone(v, safe=False) for k, v in params.items()}))
+        return _construct(type(self), {k: clone(v, safe=False) for k, v in params.items()})
 
 
 class ReplacesNestedParams:
