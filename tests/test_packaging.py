@@ -101,3 +101,29 @@ def test_the_newest_wheels_run_names_test_files_that_exist_and_ci_reads_them():
     assert "grep -v '^#' .ci/newest-tests.txt" in run and "3.13" in run and "3.12" in run
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "`.ci/newest-tests.txt` lists) runs on Python 3.13, else 3.12" in readme
+
+
+def test_ci_runs_the_suites_beside_the_readmes_as_on_one_core_and_the_readmes_as_a_user_does(monkeypatch):
+    """README, "Tests": the oldest pins' and the newest wheels' suites run with OPENBLAS_NUM_THREADS=1 (BLAS and the
+    engine's threads), the README's suite with the default threads; the documentation is built in a copy of the
+    checkout, beside the suites."""
+    from orbitkernels.backends import numpy as npbk
+
+    run = (ROOT / ".ci/run").read_text()
+    code = [line.strip() for line in run.splitlines() if not line.lstrip().startswith("#")]
+    suites = [line for line in code if "-m pytest" in line]
+    assert 'python -m pip install ".[test]" && python -m pytest' in suites  # the README's, as written there
+    beside = [line for line in suites if ".venv-oldest/" in line or ".venv-newest/" in line]
+    assert len(beside) == 2 and all(line.startswith("OPENBLAS_NUM_THREADS=1 exec ") for line in beside), beside
+    assert not [line for line in code if "OPENBLAS_NUM_THREADS" in line and line not in beside]
+    assert 'cd "$DOCS_TREE"' in code and any(line.endswith("-m sphinx -W --keep-going -q -b html docs docs/_build/html"
+                                                        " ) > \"$DOCS_LOG\" 2>&1 &") for line in code)
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert ("Those two runs are as on one core (`OPENBLAS_NUM_THREADS=1`: BLAS and the engine's threads)" in readme
+            and "the README's suite keeps the default threads" in readme)
+    assert "`.ci/run` builds the documentation in a copy of the checkout, beside the test suites" in readme
+    # "the engine's threads": the pooling threads and SciPy's FFT workers follow the variable
+    for var in ("ORBITKERNELS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    assert npbk.pool_threads() == 1 and npbk._workers() == 1
