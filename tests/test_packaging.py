@@ -103,6 +103,23 @@ def test_the_newest_wheels_run_names_test_files_that_exist_and_ci_reads_them():
     assert "`.ci/newest-tests.txt` lists) runs on Python 3.13, else 3.12" in readme
 
 
+def test_cis_own_installs_skip_byte_compiling_and_the_readmes_compiles_as_a_users():
+    """.ci/run: every install of CI's own (pip, the suites' virtual environments, torch, the documentation's) passes
+    --no-compile, which saves most of each install's CPU, and the suites write the bytecode of what they import (a
+    sandbox's PYTHONDONTWRITEBYTECODE would have every process compile its imports again); the README's install runs
+    as written there."""
+    run = (ROOT / ".ci/run").read_text()
+    code = [line.strip() for line in run.splitlines() if not line.lstrip().startswith("#")]
+    installs = [line for line in code if "-m pip install" in line]
+    readmes = [line for line in installs if line == 'python -m pip install ".[test]" && python -m pytest']
+    own = [line for line in installs if line not in readmes]
+    assert len(readmes) == 1 and len(own) >= 8, installs
+    assert all(" --no-compile " in line for line in own), [line for line in own if " --no-compile " not in line]
+    assert "--no-compile" not in readmes[0]
+    unset = code.index("unset PYTHONDONTWRITEBYTECODE")
+    assert unset < min(code.index(line) for line in installs)
+
+
 def test_ci_runs_the_suites_beside_the_readmes_as_on_one_core_and_the_readmes_as_a_user_does(monkeypatch):
     """README, "Tests": the oldest pins' and the newest wheels' suites run with OPENBLAS_NUM_THREADS=1 (BLAS and the
     engine's threads), the README's suite with the default threads; the documentation is built in a copy of the
@@ -122,6 +139,10 @@ def test_ci_runs_the_suites_beside_the_readmes_as_on_one_core_and_the_readmes_as
     assert ("Those two runs are as on one core (`OPENBLAS_NUM_THREADS=1`: BLAS and the engine's threads)" in readme
             and "the README's suite keeps the default threads" in readme)
     assert "`.ci/run` builds the documentation in a copy of the checkout, beside the test suites" in readme
+    # OpenBLAS's idle threads sleep at once in every job (the counts stay), exported before the first job starts
+    first_install = min(i for i, line in enumerate(code) if "pip install" in line)
+    assert code.index("export OPENBLAS_THREAD_TIMEOUT=4") < first_install
+    assert "CI only has OpenBLAS's idle threads sleep at once rather than spin for about 0.1 s" in readme
     # "the engine's threads": the pooling threads and SciPy's FFT workers follow the variable
     for var in ("ORBITKERNELS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.delenv(var, raising=False)
