@@ -236,3 +236,44 @@ def test_the_union_tolerance_quotes_its_probe():
     assert (f"fitted in a {['', '', 'half', 'third', 'quarter', 'fifth', 'sixth', 'seventh'][round(time_ratio)]} of "
             f"the time but left the multi-class VIR-SVM of Teo et al.'s MNIST experiment at {100 * vir_before:.2f} % "
             f"test error against {100 * vir_now:.2f} %") in guide
+
+
+def test_an_almost_solved_point_is_a_direction_stepped_to_the_objectives_minimum_along_it():
+    """_descent_fraction: on 1/2 b^2 - b from b = 0 (minimum at 1), a point 3 along overshoots (taken whole the
+    objective goes from 0 up to 1.5, and such a step was refused): a third of the way is the minimum; a point short
+    of it is taken whole, one uphill or flat is not a step."""
+    from orbitkernels.models.invariant_svm import _descent_fraction
+
+    Q, grad = np.eye(1), np.array([-1.0])
+    assert 0.5 * 9.0 - 3.0 > 0  # the whole step goes up
+    assert _descent_fraction(Q, grad, np.array([3.0])) == pytest.approx(1 / 3)
+    assert _descent_fraction(Q, grad, np.array([0.5])) == 1.0
+    assert _descent_fraction(Q, grad, np.array([-1.0])) is None
+    assert _descent_fraction(Q, np.zeros(1), np.array([1.0])) is None
+    assert _descent_fraction(np.zeros((1, 1)), grad, np.array([2.0])) == 1.0  # no curvature: the whole segment
+    # two variables, a rank-one Q (a low-rank linear kernel): the minimum along the direction
+    Q2 = np.array([[1.0, 1.0], [1.0, 1.0]])
+    d = np.array([2.0, 2.0])
+    frac = _descent_fraction(Q2, np.array([-1.0, -1.0]), d)
+    assert frac == pytest.approx(0.25)  # slope -4, curvature 16
+
+
+def test_the_almost_solved_probe_records_both_ways_within_the_bound():
+    """benchmarks/probes/perf/invariant_svm_almost_solved.py's records, as the benchmark's variants quote them: every
+    fit within Algorithm 1's bound both ways, and the line search takes fewer block QPs in all and at most."""
+    import json
+    from pathlib import Path
+
+    from orbitkernels import bench
+
+    root = Path(__file__).resolve().parents[1]
+    (evidence,) = [v["evidence"] for v in bench.VARIANTS["invariant_svm"] if "AlmostSolved" in v["variant"]]
+    quoted = []
+    for name in ("invariant_svm_almost_solved_probe.json", "invariant_svm_almost_solved_probe_numpy124.json"):
+        record = json.loads((root / "results/bench" / name).read_text())
+        before, after = record["summary"]["whole_or_refused"], record["summary"]["line_search"]
+        assert before["all_within_bound"] and after["all_within_bound"] and len(record["rows"]) == 24
+        assert after["block_qps"] < before["block_qps"] and after["most_block_qps"] < before["most_block_qps"]
+        quoted.append((after["block_qps"], before["block_qps"], after["most_block_qps"], before["most_block_qps"]))
+    assert "{} block QPs against {} (the most in one fit {} against {})".format(*quoted[0]) in evidence
+    assert "{} against {}, the most {} against {}".format(*quoted[1]) in evidence

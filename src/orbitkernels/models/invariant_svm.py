@@ -299,6 +299,9 @@ _DIRECT_CLARABEL = True
 #: digits: 4.9 / 24.0 s at K = 10 / 50 with blocks of 100 variables, 6.2 / 25.1 s with 150, 11.4 / 39.4 s with 300;
 #: benchmarks/probes/perf/invariant_svm_blocks.py)
 _JOINT_BLOCK_VARS = 100
+#: False: an AlmostSolved block point is taken whole where it goes down and refused otherwise, the way before
+#: _descent_fraction (the probe benchmarks/probes/perf/invariant_svm_almost_solved.py switches it off to compare)
+_ALMOST_SOLVED_LINE_SEARCH = True
 #: the largest box (in units of the block's own weight scale) handed to the QP solver at first
 _BOX_CAP = 1e6
 #: the largest tolerance the working sets' dual is solved to (a duality gap of at most ``C m min(tol, _UNION_TOL_MAX)
@@ -312,7 +315,8 @@ _UNION_TOL_MAX = 1e-3
 def _clarabel_block(Q, q, local, h, almost=False):
     """``argmin 1/2 a'Qa + q'a`` s.t. ``a >= 0`` and, per block ``b``,
     ``sum_{local[j] = b} a_j <= h_b``, solved by clarabel directly, or None; with ``almost``, ``(a, solved)``
-    for clarabel's AlmostSolved point too (``solved`` False: the caller keeps it where it lowers the objective).
+    for clarabel's AlmostSolved point too (``solved`` False: the caller steps toward it as far as the objective
+    goes down, ``_descent_fraction``).
 
     The same problem, matrices and settings as ``qpsolvers.solve_qp(csc(Q), q,
     G, h, lb=0, solver="clarabel")`` (constraints ``[G; -I] a <= [h; 0]`` in one
@@ -343,6 +347,21 @@ def _clarabel_block(Q, q, local, h, almost=False):
     if not almost:
         return np.array(result.x) if solved else None
     return (np.array(result.x), solved) if solved or result.status == clarabel.SolverStatus.AlmostSolved else None
+
+
+def _descent_fraction(Q, grad, d):
+    """How far along ``d`` to step from a point where ``1/2 b'Qb + q'b`` has gradient ``grad``: the exact minimum
+    of the objective on the segment (a fraction in (0, 1]), or None where ``d`` does not go down.
+
+    Clarabel's AlmostSolved point of a block QP (a rank-deficient Q of a linear kernel) can overshoot the block's
+    minimum along the way to it: taken whole, such a step goes up, and refused, the block was halved and solved
+    again. On the segment between two feasible points every point is feasible, so its minimum is a step down
+    wherever the slope is negative (benchmarks/probes/perf/invariant_svm_almost_solved.py).
+    """
+    slope, curv = float(grad @ d), float(d @ Q @ d)
+    if not slope < 0.0:
+        return None
+    return min(1.0, -slope / curv) if curv > 0.0 else 1.0
 
 
 def _snap_weights(a, local, n_blocks, C, floor):
@@ -538,8 +557,15 @@ class _WorkingSetDual:
             a_new = _snap_weights(t * np.asarray(a_new), local, len(exs), C, floor=1e-7 * t)
             da = a_new - a_old
             db = da / t
-            # an AlmostSolved point is a step only where it lowers the objective (q holds -H - Q a_old)
-            if not exact and not 0.5 * db @ Q @ db + (q + Q @ b_old) @ db < 0.0:
+            if not exact and _ALMOST_SOLVED_LINE_SEARCH:
+                # an AlmostSolved point is a direction (q holds -H - Q a_old: the gradient at b_old is q + Q b_old)
+                frac = _descent_fraction(Q, q + Q @ b_old, db)
+                if frac is None:
+                    a_new = None
+                elif frac < 1.0:
+                    da *= frac
+                    a_new = a_old + da
+            elif not exact and not 0.5 * db @ Q @ db + (q + Q @ b_old) @ db < 0.0:
                 a_new = None
         if a_new is None:
             if warn:
@@ -565,7 +591,7 @@ class _WorkingSetDual:
         exact = True
         if solver == "clarabel" and _DIRECT_CLARABEL:
             # clarabel stops short of its tolerances (AlmostSolved) on the rank-deficient Q of a linear kernel,
-            # where its point is still a step down: taken as one (the duality gap of the sweeps says what is left)
+            # where its point still shows a way down: a step along it (the duality gap of the sweeps says what is left)
             a_new, exact = _clarabel_block(Q, q, local, h, almost=True) or (None, True)
         elif solver == "clarabel":
             n = len(q)
