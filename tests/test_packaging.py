@@ -103,13 +103,17 @@ def test_the_newest_wheels_run_names_test_files_that_exist_and_ci_reads_them():
     assert "`.ci/newest-tests.txt` lists) runs on Python 3.13, else 3.12" in readme
 
 
+def _ci_code():
+    """.ci/run's lines of code, stripped, without its comments."""
+    return [line.strip() for line in (ROOT / ".ci/run").read_text().splitlines() if not line.lstrip().startswith("#")]
+
+
 def test_cis_own_installs_skip_byte_compiling_and_the_readmes_compiles_as_a_users():
     """.ci/run: every install of CI's own (pip, the suites' virtual environments, torch, the documentation's) passes
     --no-compile, which saves most of each install's CPU, and the suites write the bytecode of what they import (a
     sandbox's PYTHONDONTWRITEBYTECODE would have every process compile its imports again); the README's install runs
     as written there."""
-    run = (ROOT / ".ci/run").read_text()
-    code = [line.strip() for line in run.splitlines() if not line.lstrip().startswith("#")]
+    code = _ci_code()
     installs = [line for line in code if "-m pip install" in line]
     readmes = [line for line in installs if line == 'python -m pip install ".[test]" && python -m pytest']
     own = [line for line in installs if line not in readmes]
@@ -126,8 +130,7 @@ def test_ci_runs_the_suites_beside_the_readmes_as_on_one_core_and_the_readmes_as
     checkout, beside the suites."""
     from orbitkernels.backends import numpy as npbk
 
-    run = (ROOT / ".ci/run").read_text()
-    code = [line.strip() for line in run.splitlines() if not line.lstrip().startswith("#")]
+    code = _ci_code()
     suites = [line for line in code if "-m pytest" in line]
     assert 'python -m pip install ".[test]" && python -m pytest' in suites  # the README's, as written there
     beside = [line for line in suites if ".venv-oldest/" in line or ".venv-newest/" in line]

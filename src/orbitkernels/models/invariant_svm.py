@@ -557,16 +557,18 @@ class _WorkingSetDual:
             a_new = _snap_weights(t * np.asarray(a_new), local, len(exs), C, floor=1e-7 * t)
             da = a_new - a_old
             db = da / t
-            if not exact and _ALMOST_SOLVED_LINE_SEARCH:
+            if not exact:
                 # an AlmostSolved point is a direction (q holds -H - Q a_old: the gradient at b_old is q + Q b_old)
-                frac = _descent_fraction(Q, q + Q @ b_old, db)
+                grad = q + Q @ b_old
+                if _ALMOST_SOLVED_LINE_SEARCH:
+                    frac = _descent_fraction(Q, grad, db)
+                else:  # the way before: the whole step where it goes down
+                    frac = 1.0 if 0.5 * db @ Q @ db + grad @ db < 0.0 else None
                 if frac is None:
                     a_new = None
                 elif frac < 1.0:
                     da *= frac
                     a_new = a_old + da
-            elif not exact and not 0.5 * db @ Q @ db + (q + Q @ b_old) @ db < 0.0:
-                a_new = None
         if a_new is None:
             if warn:
                 warnings.warn(f"QP solver {solver!r} failed on a block of {len(B)} variables",
